@@ -1,0 +1,54 @@
+"""Probes: fixed recipes that exercise a student's class or function and return plain data.
+
+Test cells call them through `autograder.testing.run_probe(name, target, ...)`. In a
+student's kernel the recipe runs in the kernel; under the trusted grader it runs inside
+the sandbox, next to the student's code, and only NumPy arrays and numbers come back.
+A student can change what a probe returns only by changing their own code's results,
+and results are compared with references in the grader's process.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def module_forward_backward(cls: Any, init_kwargs: dict, state: dict, inputs: list,
+                            forward_kwargs: dict | None = None,
+                            upstream: list | None = None) -> dict:
+    """Build cls(**init_kwargs), load `state`, run forward on `inputs`, then backward.
+
+    state:    {parameter name: array}, loaded with load_state_dict(strict=True)
+    inputs:   arrays, turned into float64 tensors that require grad
+    upstream: one array per output (the gradient flowing into it); the loss is
+              sum(output * upstream) over the outputs, so every output's gradient counts
+    Returns {"outputs": [...], "input_grads": [...], "param_grads": {name: array}}.
+    """
+    import torch
+
+    torch.manual_seed(0)
+    module = cls(**init_kwargs).double()
+    module.load_state_dict({k: torch.as_tensor(np.asarray(v), dtype=torch.float64)
+                            for k, v in state.items()}, strict=True)
+    xs = [torch.tensor(np.asarray(x), dtype=torch.float64, requires_grad=True) for x in inputs]
+    kwargs = {k: (torch.as_tensor(np.asarray(v)) if isinstance(v, (np.ndarray, list)) else v)
+              for k, v in (forward_kwargs or {}).items()}
+    out = module(*xs, **kwargs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    loss = 0
+    for o, g in zip(outs, upstream or []):
+        loss = loss + (o * torch.as_tensor(np.asarray(g), dtype=o.dtype)).sum()
+    if upstream:
+        loss.backward()
+
+    def grad(t):
+        return None if t.grad is None else t.grad.detach().numpy().copy()
+
+    return {
+        "outputs": [o.detach().numpy().copy() for o in outs],
+        "input_grads": [grad(x) for x in xs],
+        "param_grads": {n: grad(p) for n, p in module.named_parameters()},
+    }
+
+
+PROBES = {"module_forward_backward": module_forward_backward}

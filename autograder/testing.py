@@ -1,0 +1,219 @@
+"""Checks for test cells: one behaviour per cell, a message that names the likely bug.
+
+The same test cell runs in three places (see autograder/README.md):
+  * the student's own kernel, where the graded functions are the student's functions;
+  * stock `nbgrader autograde`, the same;
+  * the trusted grader, where the cell runs in the grader's own process and every graded
+    name is a proxy that calls the student's function inside the sandbox and returns
+    plain data. Comparisons, and so grades, are decided here, never in student code.
+
+Every failed check raises `TestFailure` (an AssertionError) with a message meant for the
+student. Messages never print hidden inputs: they report shapes, dtypes and the size
+of the error, not the arrays.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+__all__ = [
+    "TestFailure", "fail", "rng", "expect_array", "expect_close", "expect_true",
+    "expect_unchanged", "expect_raises", "snapshot", "run_probe", "grading_context",
+]
+
+
+class TestFailure(AssertionError):
+    """A check failed; the message says what is wrong and what probably caused it."""
+
+    __test__ = False  # not a pytest test class
+
+
+def fail(message: str) -> None:
+    raise TestFailure(message)
+
+
+# --------------------------------------------------------------------------------------
+# Inputs. `rng(key)` gives the same numbers in every student's kernel, so a visible
+# test is reproducible; the trusted grader sets a course secret, so the same visible
+# test draws fresh inputs at grading time and an answer hard-coded for the visible
+# inputs earns nothing. Re-grading with the same workspace gives identical inputs.
+# --------------------------------------------------------------------------------------
+class _Context:
+    salt: str = ""          # empty in a student's kernel
+    trusted: bool = False   # True inside the trusted grader
+
+
+grading_context = _Context()
+
+
+def rng(key: str) -> np.random.Generator:
+    """A NumPy Generator seeded from `key` (and, when grading, the course secret)."""
+    digest = hashlib.sha256((grading_context.salt + "\x00" + key).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+# --------------------------------------------------------------------------------------
+# Checks
+# --------------------------------------------------------------------------------------
+def _type_problem(got: Any, expect_torch: bool) -> str | None:
+    type_name = type(got).__module__ + "." + type(got).__qualname__
+    if expect_torch:
+        import torch
+
+        if type(got) is not torch.Tensor and not isinstance(got, torch.nn.Parameter):
+            return f"is a {type_name}, not a torch.Tensor"
+        return None
+    if type(got) is np.ndarray:
+        return None
+    if type_name.startswith("torch."):
+        return ("is a torch.Tensor, but graded functions here return NumPy arrays "
+                "(NumPy in, NumPy out): convert with .numpy() or compute with NumPy")
+    if isinstance(got, np.ndarray):
+        return f"is a {type_name} (a subclass of numpy.ndarray); return a plain numpy.ndarray"
+    if got is None:
+        return "is None: did you forget to `return` the result?"
+    if isinstance(got, (list, tuple)):
+        return f"is a Python {type(got).__name__}, not a numpy.ndarray: wrap it in np.asarray(...)"
+    return f"is a {type_name}, not a numpy.ndarray"
+
+
+def _as_numpy(x: Any) -> np.ndarray:
+    if type(x).__module__.startswith("torch"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _close_mask(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Elementwise closeness, written out (no np.allclose, no student-reachable code)."""
+    g = got.astype(np.complex128 if np.iscomplexobj(got) else np.float64)
+    e = expected.astype(np.complex128 if np.iscomplexobj(expected) else np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        both_nan = np.isnan(g) & np.isnan(e)
+        same_inf = np.isinf(g) & np.isinf(e) & (g == e)
+        near = np.abs(g - e) <= atol + rtol * np.abs(e)
+    return both_nan | same_inf | near
+
+
+def _matches(got: np.ndarray, candidate: Any, rtol: float, atol: float) -> bool:
+    try:
+        c = _as_numpy(candidate)
+    except Exception:
+        return False
+    if c.shape != got.shape:
+        return False
+    return bool(np.all(_close_mask(got, c, rtol, atol)))
+
+
+def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float = 1e-6,
+                 atol: float = 1e-8, dtype: Any = "float64", torch_tensor: bool = False,
+                 like: Mapping[str, Any] | None = None, hint: str | None = None) -> None:
+    """Check `got` against a trusted reference `expected`.
+
+    dtype: the dtype `got` must have ("float64" by default; None skips the check).
+    like: {message: wrong_answer}; when `got` matches one of these known-wrong answers,
+          the failure names that bug instead of just saying "values differ".
+    hint: what to say when the values differ and no `like` entry matches.
+    """
+    problem = _type_problem(got, torch_tensor)
+    if problem:
+        fail(f"{name} {problem}.")
+    g = _as_numpy(got)
+    e = _as_numpy(expected)
+    if g.shape != e.shape:
+        for message, candidate in (like or {}).items():
+            if _matches(g, candidate, rtol, atol):
+                fail(f"{name} has shape {g.shape}, expected {e.shape}: {message}.")
+        fail(f"{name} has shape {g.shape}, expected {e.shape}"
+             + (f": {hint}." if hint else "."))
+    if dtype is not None and g.dtype != np.dtype(dtype):
+        values = "its values are right" if np.all(_close_mask(g, e, max(rtol, 1e-4), max(atol, 1e-5))) \
+            else "and its values differ from the reference too"
+        fail(f"{name} has dtype {g.dtype}, expected {np.dtype(dtype)} ({values}): "
+             f"keep the input's float precision; do not cast.")
+    if not np.issubdtype(g.dtype, np.number) and g.dtype != np.bool_:
+        fail(f"{name} has dtype {g.dtype}, not a numeric dtype.")
+    ok = _close_mask(g, e, rtol, atol)
+    if np.all(ok):
+        return
+    for message, candidate in (like or {}).items():
+        if _matches(g, candidate, rtol, atol):
+            fail(f"{name} is wrong: {message}.")
+    finite_ref = np.isfinite(e.astype(np.complex128 if np.iscomplexobj(e) else np.float64))
+    if g.dtype.kind in "fc" and np.any(~np.isfinite(g) & finite_ref):
+        n_bad = int(np.sum(~np.isfinite(g) & finite_ref))
+        fail(f"{name} contains {n_bad} NaN or infinite value(s) where the reference is finite"
+             + (f": {hint}." if hint else ": an overflow, or a division by zero?"))
+    bad = np.argwhere(~ok)
+    index = tuple(int(i) for i in bad[0]) if g.ndim else ()
+    with np.errstate(invalid="ignore"):
+        err = np.abs(g.astype(np.float64) - e.astype(np.float64)) if g.dtype.kind != "c" \
+            else np.abs(g - e)
+    max_err = float(np.nanmax(err)) if err.size and not np.all(np.isnan(err)) else float("nan")
+    fail(f"{name} differs from the reference at {len(bad)} of {g.size} entries "
+         f"(first at index {index}, largest error {max_err:.3g})"
+         + (f": {hint}." if hint else "."))
+
+
+def expect_close(got: Any, expected: float, *, name: str = "result", rtol: float = 1e-6,
+                 atol: float = 1e-8, hint: str | None = None) -> None:
+    """Check a scalar result."""
+    try:
+        value = float(got)
+    except Exception:
+        fail(f"{name} is a {type(got).__name__}, expected a number.")
+    if not (math.isfinite(value) or value == expected):
+        fail(f"{name} is {value}, expected a finite number" + (f": {hint}." if hint else "."))
+    if abs(value - expected) > atol + rtol * abs(expected):
+        fail(f"{name} is {value:.6g}, expected {expected:.6g}" + (f": {hint}." if hint else "."))
+
+
+def expect_true(condition: Any, message: str) -> None:
+    if condition is not True and not (isinstance(condition, (bool, np.bool_)) and bool(condition)):
+        fail(message)
+
+
+def snapshot(*arrays: Any) -> list:
+    """Copies of the inputs, to check afterwards that a function left them unmodified."""
+    return [np.array(_as_numpy(a), copy=True) for a in arrays]
+
+
+def expect_unchanged(before: list, after: tuple | list, names: list[str]) -> None:
+    """Fail if any input differs from its snapshot: the function modified it in place."""
+    for b, a, n in zip(before, after, names):
+        a = _as_numpy(a)
+        if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
+            fail(f"your function modified its input `{n}` in place: work on a copy "
+                 f"(e.g. x = x - m, not x -= m).")
+
+
+def expect_raises(exc_type: type[BaseException], fn: Callable, *args: Any,
+                  message: str, **kwargs: Any) -> None:
+    """Check that fn(*args, **kwargs) raises exc_type (or a subclass)."""
+    try:
+        fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 (the student's exception, whatever it is)
+        names = getattr(exc, "remote_type_names", None) or [c.__name__ for c in type(exc).__mro__]
+        if exc_type.__name__ in names:
+            return
+        fail(f"{message} (it raised {names[0]} instead).")
+    fail(f"{message} (it raised nothing).")
+
+
+# --------------------------------------------------------------------------------------
+# Probes: fixed recipes run next to the student's code (see autograder/probes.py).
+# --------------------------------------------------------------------------------------
+def run_probe(probe: str, target: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run the named probe on `target` (a student's class or function).
+
+    In a student's kernel the probe runs right here. In the trusted grader `target` is a
+    proxy, and the probe runs inside the sandbox; only plain data comes back.
+    """
+    remote = getattr(target, "__autograder_remote__", None)
+    if remote is not None:
+        return remote.probe(probe, *args, **kwargs)
+    from autograder import probes
+
+    return probes.PROBES[probe](target, *args, **kwargs)

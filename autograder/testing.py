@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 __all__ = [
-    "TestFailure", "fail", "rng", "expect_array", "expect_close", "expect_true",
+    "TestFailure", "fail", "rng", "expect_array", "expect_close", "expect_true", "expect_tuple",
     "expect_unchanged", "expect_raises", "snapshot", "run_probe", "grading_context",
 ]
 
@@ -168,6 +168,15 @@ def expect_close(got: Any, expected: float, *, name: str = "result", rtol: float
         fail(f"{name} is {value}, expected a finite number" + (f": {hint}." if hint else "."))
     if abs(value - expected) > atol + rtol * abs(expected):
         fail(f"{name} is {value:.6g}, expected {expected:.6g}" + (f": {hint}." if hint else "."))
+
+
+def expect_tuple(result: Any, n: int, name: str, parts: str) -> tuple:
+    """Check that `result` is a tuple (or list) of n items and return it, for unpacking:
+    out, weights = expect_tuple(f(x), 2, "f(x)", "(output, weights)")."""
+    if not isinstance(result, (tuple, list)) or len(result) != n:
+        what = f"a {type(result).__name__}" + (f" of {len(result)} items" if isinstance(result, (tuple, list)) else "")
+        fail(f"{name} returned {what}; it must return the tuple {parts}.")
+    return tuple(result)
 
 
 def expect_true(condition: Any, message: str) -> None:

@@ -1,0 +1,87 @@
+"""The `autograder` command line: parses arguments and calls the library."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import course
+from .notebook import NotebookError
+
+EPILOG = """examples:
+  autograder grade 02_similarity submissions/            grade a folder (one sub-folder per student)
+  autograder grade 02_similarity export.zip --workers 2  grade a zip downloaded from an LMS
+  autograder release --all                               regenerate exercises/ from solutions/
+  autograder check solutions/02_similarity/02_similarity.ipynb   run a trusted notebook's tests
+"""
+
+
+def _cmd_release(args) -> int:
+    names = course.assignments() if args.all else args.assignments
+    if not names:
+        raise course.CourseError("name an assignment, or pass --all")
+    for name in names:
+        out = course.release(name)
+        print(f"released {name} -> {out.relative_to(course.ROOT)}")
+    return 0
+
+
+def _cmd_check(args) -> int:
+    from .local import check_notebook
+
+    results = check_notebook(args.notebook, args.submission)
+    earned = sum(r.points for r in results)
+    total = sum(r.max_points for r in results)
+    for r in results:
+        mark = "PASS" if r.passed else "FAIL"
+        print(f"{mark} {r.grade_id} ({r.points:g}/{r.max_points:g})" + (f": {r.message}" if r.message else ""))
+    print(f"score {earned:g}/{total:g}")
+    return 0 if earned == total else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="autograder",
+        description="Trusted grading for the course 'Attention, from first principles'. "
+                    "nbgrader stays the system of record: scores go to its gradebook.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("release", help="generate exercises/ from solutions/ (nbgrader generate_assignment)",
+                       description="Regenerate the student notebooks in exercises/ from the instructor "
+                                   "notebooks in solutions/ with nbgrader generate_assignment.")
+    p.add_argument("assignments", nargs="*", help="assignment names such as 02_similarity")
+    p.add_argument("--all", action="store_true", help="every assignment in solutions/")
+    p.set_defaults(func=_cmd_release)
+
+    p = sub.add_parser("check", help="run a trusted notebook's visible and hidden tests in-process",
+                       description="Run an instructor's notebook (or, with --submission, a trusted "
+                                   "notebook's answers) against all tests of the source notebook, "
+                                   "without a sandbox. Never use it on untrusted submissions.")
+    p.add_argument("notebook", type=Path, help="the source notebook in solutions/")
+    p.add_argument("--submission", type=Path, help="take the answers from this notebook instead")
+    p.set_defaults(func=_cmd_check)
+
+    try:
+        from .grade import add_grade_parser
+    except ImportError:
+        pass
+    else:
+        add_grade_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (course.CourseError, NotebookError) as exc:
+        print(f"autograder: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("autograder: interrupted; run the same command again to finish", file=sys.stderr)
+        return 130

@@ -1,0 +1,177 @@
+"""Reading nbgrader notebooks: which cells are setup, answers, tests; which names are graded.
+
+Everything here reads notebooks as data and never runs them.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
+HIDDEN_END = "### END HIDDEN TESTS"
+SOLUTION_BEGIN = "### BEGIN SOLUTION"
+SOLUTION_END = "### END SOLUTION"
+
+
+class NotebookError(Exception):
+    """A notebook that cannot be used, with a message that says why."""
+
+
+@dataclass
+class TestCell:
+    grade_id: str
+    source: str          # the full source, hidden parts included (from the instructor's notebook)
+    points: float
+    description: str     # the first comment line, for feedback
+    has_hidden: bool
+
+    @property
+    def visible_source(self) -> str:
+        return strip_hidden(self.source)
+
+
+@dataclass
+class SourceNotebook:
+    """An instructor's (solutions/) notebook, the only place tests are taken from."""
+
+    path: Path
+    nb: nbformat.NotebookNode
+    tests: list[TestCell] = field(default_factory=list)
+    graded_names: list[str] = field(default_factory=list)   # defined at top level in answer cells
+    answer_ids: list[str] = field(default_factory=list)
+    locked_ids: set[str] = field(default_factory=set)
+
+    @property
+    def max_score(self) -> float:
+        return float(sum(t.points for t in self.tests))
+
+
+def nbgrader_meta(cell) -> dict:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def is_test_cell(cell) -> bool:
+    m = nbgrader_meta(cell)
+    return cell.get("cell_type") == "code" and bool(m.get("grade")) and not m.get("solution")
+
+
+def is_answer_cell(cell) -> bool:
+    m = nbgrader_meta(cell)
+    return cell.get("cell_type") == "code" and bool(m.get("solution"))
+
+
+def strip_hidden(source: str) -> str:
+    """The source with ### BEGIN/END HIDDEN TESTS regions removed (as nbgrader releases it)."""
+    return re.sub(re.escape(HIDDEN_BEGIN) + r".*?" + re.escape(HIDDEN_END) + r"\n?", "",
+                  source, flags=re.S)
+
+
+def hidden_parts(source: str) -> list[str]:
+    return re.findall(re.escape(HIDDEN_BEGIN) + r"(.*?)" + re.escape(HIDDEN_END), source, flags=re.S)
+
+
+def solution_parts(source: str) -> list[str]:
+    return re.findall(re.escape(SOLUTION_BEGIN) + r"(.*?)" + re.escape(SOLUTION_END), source, flags=re.S)
+
+
+def top_level_names(source: str) -> list[str]:
+    """Functions, classes and variables a cell defines at top level (by parsing, not running)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+    return names
+
+
+def read_notebook(path: str | Path) -> nbformat.NotebookNode:
+    """Read and validate a notebook; any problem becomes one NotebookError line."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise NotebookError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise NotebookError(f"{path.name} is not a notebook (invalid JSON: {exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise NotebookError(f"{path.name} is not a notebook (no list of cells)")
+    try:
+        nb = nbformat.reads(json.dumps(data), as_version=4)
+    except Exception as exc:  # nbformat raises several types for broken notebooks
+        raise NotebookError(f"{path.name} is not a valid notebook: {str(exc).splitlines()[0]}") from None
+    for cell in nb.cells:
+        if not isinstance(cell.get("source", ""), str):
+            raise NotebookError(f"{path.name} has a cell whose source is not text")
+    return nb
+
+
+def load_source(path: str | Path) -> SourceNotebook:
+    path = Path(path)
+    nb = read_notebook(path)
+    src = SourceNotebook(path=path, nb=nb)
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("locked"):
+            src.locked_ids.add(meta.get("grade_id", ""))
+        if is_answer_cell(cell):
+            src.answer_ids.append(meta["grade_id"])
+            for name in top_level_names(cell.source):
+                if name not in src.graded_names:
+                    src.graded_names.append(name)
+        elif is_test_cell(cell):
+            first = next((ln.strip("# ").strip() for ln in cell.source.splitlines()
+                          if ln.strip().startswith("#") and not ln.strip().startswith("###")), "")
+            src.tests.append(TestCell(grade_id=meta["grade_id"], source=cell.source,
+                                      points=float(meta.get("points", 0)),
+                                      description=first or meta["grade_id"],
+                                      has_hidden=HIDDEN_BEGIN in cell.source))
+    if not src.tests:
+        raise NotebookError(f"{path} has no test cells: is it an nbgrader source notebook?")
+    return src
+
+
+def cells_to_run(source: SourceNotebook, submission: nbformat.NotebookNode) -> list[str]:
+    """The code the sandbox runs for a submission, in notebook order.
+
+    Locked instructor cells (setup) come from the instructor's notebook, whatever the student
+    did to them; answer cells and the student's own cells come from the submission; test
+    cells are never run there (tests run in the grader's process, from the instructor's copy).
+    Cells whose metadata was stripped run as student code.
+    """
+    test_ids = {t.grade_id for t in source.tests}
+    originals = {nbgrader_meta(c).get("grade_id"): c.source for c in source.nb.cells
+                 if c.cell_type == "code" and nbgrader_meta(c).get("grade_id")}
+    setup_ids = [gid for gid in originals if gid in source.locked_ids and gid not in test_ids]
+    present = {nbgrader_meta(c).get("grade_id") for c in submission.cells}
+    # A locked setup cell the student deleted is still run, first.
+    code: list[str] = [originals[gid] for gid in setup_ids if gid not in present]
+    for cell in submission.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        gid = nbgrader_meta(cell).get("grade_id")
+        if gid in test_ids or is_test_cell(cell):
+            continue
+        if gid in setup_ids and not is_answer_cell(cell):
+            code.append(originals[gid])
+        else:
+            code.append(cell.source)
+    return code
+
+
+def assignment_ids(submission: nbformat.NotebookNode) -> set[str]:
+    return {nbgrader_meta(c).get("grade_id") for c in submission.cells if nbgrader_meta(c).get("grade_id")}

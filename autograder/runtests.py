@@ -1,0 +1,92 @@
+"""Running test cells and turning what happened into per-test results.
+
+Used twice: by the trusted grader, where the graded names in the namespace are sandbox
+proxies, and by `autograder check`, which runs an instructor's own notebook in-process.
+"""
+from __future__ import annotations
+
+import traceback
+from dataclasses import asdict, dataclass
+
+from IPython.core.inputtransformer2 import TransformerManager
+
+from .notebook import SourceNotebook
+from .testing import TestFailure
+
+_transform = TransformerManager().transform_cell
+
+
+@dataclass
+class TestResult:
+    grade_id: str
+    description: str
+    points: float
+    max_points: float
+    passed: bool
+    message: str
+    hidden: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class StudentError(Exception):
+    """The student's code raised; carries the exception's type names and message."""
+
+    def __init__(self, type_names: list[str], message: str):
+        super().__init__(message)
+        self.remote_type_names = type_names
+        self.message = message
+
+
+class SubmissionBroken(Exception):
+    """The sandbox died, timed out or misbehaved: no further call can be answered."""
+
+
+def compile_cell(source: str, name: str):
+    """Compile notebook cell source (IPython syntax such as %magics allowed)."""
+    return compile(_transform(source), name, "exec")
+
+
+def describe_failure(exc: BaseException) -> str:
+    if isinstance(exc, TestFailure):
+        return str(exc)
+    if isinstance(exc, StudentError) and exc.remote_type_names[0] == "NotImplementedError":
+        return "not implemented yet (the function still raises NotImplementedError)"
+    if isinstance(exc, NotImplementedError):
+        return "not implemented yet (the function still raises NotImplementedError)"
+    if isinstance(exc, StudentError):
+        return f"your code raised {exc.remote_type_names[0]}: {exc.message}"[:500]
+    if isinstance(exc, SubmissionBroken):
+        return str(exc)
+    if isinstance(exc, NameError):
+        return f"{exc}: is the function defined, with exactly this name?"
+    if isinstance(exc, AssertionError):
+        return str(exc) or "a check failed"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"the result could not be checked ({type(exc).__name__}: {text})"[:500]
+
+
+def run_test_cells(source: SourceNotebook, namespace: dict, *, on_error=None) -> list[TestResult]:
+    """Run every test cell of `source` (hidden parts included) in `namespace`."""
+    results = []
+    broken: SubmissionBroken | None = None
+    for test in source.tests:
+        try:
+            if broken is not None:
+                raise broken
+            exec(compile_cell(test.source, f"<{test.grade_id}>"), namespace)
+            passed, message = True, ""
+        except SubmissionBroken as exc:
+            broken = exc
+            passed, message = False, str(exc)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 (a test may fail in any way, SystemExit too)
+            passed, message = False, describe_failure(exc)
+            if on_error is not None:
+                on_error(test, exc, traceback.format_exc())
+        results.append(TestResult(test.grade_id, test.description,
+                                  test.points if passed else 0.0, test.points,
+                                  passed, message, test.has_hidden))
+    return results

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from .notebook import SourceNotebook
+from .notebook import HIDDEN_BEGIN, HIDDEN_END, SourceNotebook
 from .testing import TestFailure
 
 _transform = TransformerManager().transform_cell
@@ -48,7 +48,18 @@ def compile_cell(source: str, name: str):
     return compile(_transform(source), name, "exec")
 
 
-def describe_failure(exc: BaseException) -> str:
+def describe_failure(exc: BaseException, hidden: bool = False) -> str:
+    """The feedback line for a failed test. For a failure inside a hidden region only the
+    test author's own words are shown: no numbers, shapes or strings derived from the
+    hidden inputs, and no text the student's code produced (it could echo those inputs)."""
+    if hidden:
+        if isinstance(exc, TestFailure):
+            return f"hidden test: {exc.reason}"
+        if isinstance(exc, SubmissionBroken):
+            return str(exc)
+        if isinstance(exc, StudentError):
+            return f"hidden test: your code raised {exc.remote_type_names[0]}"
+        return f"hidden test: the result could not be checked ({type(exc).__name__})"
     if isinstance(exc, TestFailure):
         return str(exc)
     if isinstance(exc, StudentError) and exc.remote_type_names[0] == "NotImplementedError":
@@ -67,6 +78,31 @@ def describe_failure(exc: BaseException) -> str:
     return f"the result could not be checked ({type(exc).__name__}: {text})"[:500]
 
 
+def _hidden_lines(source: str) -> set[int]:
+    lines, inside = set(), False
+    for number, line in enumerate(source.splitlines(), start=1):
+        if line.strip().startswith(HIDDEN_BEGIN):
+            inside = True
+        if inside:
+            lines.add(number)
+        if line.strip().startswith(HIDDEN_END):
+            inside = False
+    return lines
+
+
+def _failed_in_hidden(test, tb) -> bool:
+    """Did the failure come from a line inside the cell's hidden region?"""
+    hidden = _hidden_lines(test.source)
+    if not hidden:
+        return False
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == f"<{test.grade_id}>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line is None or line in hidden
+
+
 def run_test_cells(source: SourceNotebook, namespace: dict, *, on_error=None) -> list[TestResult]:
     """Run every test cell of `source` (hidden parts included) in `namespace`."""
     results = []
@@ -83,7 +119,7 @@ def run_test_cells(source: SourceNotebook, namespace: dict, *, on_error=None) ->
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 (a test may fail in any way, SystemExit too)
-            passed, message = False, describe_failure(exc)
+            passed, message = False, describe_failure(exc, _failed_in_hidden(test, exc.__traceback__))
             if on_error is not None:
                 on_error(test, exc, traceback.format_exc())
         results.append(TestResult(test.grade_id, test.description,

@@ -26,13 +26,21 @@ __all__ = [
 
 
 class TestFailure(AssertionError):
-    """A check failed; the message says what is wrong and what probably caused it."""
+    """A check failed; the message says what is wrong and what probably caused it.
+
+    `reason` is the author's text (safe to show for hidden tests); `detail` adds numbers
+    such as shapes and error sizes, which are shown for visible tests only.
+    """
 
     __test__ = False  # not a pytest test class
 
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(reason + (f" {detail}" if detail else ""))
+        self.reason, self.detail = reason, detail
 
-def fail(message: str) -> None:
-    raise TestFailure(message)
+
+def fail(reason: str, detail: str = "") -> None:
+    raise TestFailure(reason, detail)
 
 
 # --------------------------------------------------------------------------------------
@@ -125,14 +133,14 @@ def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float =
     if g.shape != e.shape:
         for message, candidate in (like or {}).items():
             if _matches(g, candidate, rtol, atol):
-                fail(f"{name} has shape {g.shape}, expected {e.shape}: {message}.")
-        fail(f"{name} has shape {g.shape}, expected {e.shape}"
-             + (f": {hint}." if hint else "."))
+                fail(f"{name} has the wrong shape: {message}.", f"(shape {g.shape}, expected {e.shape})")
+        fail(f"{name} has the wrong shape" + (f": {hint}." if hint else "."),
+             f"(shape {g.shape}, expected {e.shape})")
     if dtype is not None and g.dtype != np.dtype(dtype):
         values = "its values are right" if np.all(_close_mask(g, e, max(rtol, 1e-4), max(atol, 1e-5))) \
             else "and its values differ from the reference too"
-        fail(f"{name} has dtype {g.dtype}, expected {np.dtype(dtype)} ({values}): "
-             f"keep the input's float precision; do not cast.")
+        fail(f"{name} has dtype {g.dtype}, expected {np.dtype(dtype)}: keep the input's float "
+             f"precision; do not cast.", f"({values})")
     if not np.issubdtype(g.dtype, np.number) and g.dtype != np.bool_:
         fail(f"{name} has dtype {g.dtype}, not a numeric dtype.")
     ok = _close_mask(g, e, rtol, atol)
@@ -144,17 +152,16 @@ def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float =
     finite_ref = np.isfinite(e.astype(np.complex128 if np.iscomplexobj(e) else np.float64))
     if g.dtype.kind in "fc" and np.any(~np.isfinite(g) & finite_ref):
         n_bad = int(np.sum(~np.isfinite(g) & finite_ref))
-        fail(f"{name} contains {n_bad} NaN or infinite value(s) where the reference is finite"
-             + (f": {hint}." if hint else ": an overflow, or a division by zero?"))
+        fail(f"{name} contains NaN or infinite values where the reference is finite"
+             + (f": {hint}." if hint else ": an overflow, or a division by zero?"), f"({n_bad} of {g.size})")
     bad = np.argwhere(~ok)
     index = tuple(int(i) for i in bad[0]) if g.ndim else ()
     with np.errstate(invalid="ignore"):
         err = np.abs(g.astype(np.float64) - e.astype(np.float64)) if g.dtype.kind != "c" \
             else np.abs(g - e)
     max_err = float(np.nanmax(err)) if err.size and not np.all(np.isnan(err)) else float("nan")
-    fail(f"{name} differs from the reference at {len(bad)} of {g.size} entries "
-         f"(first at index {index}, largest error {max_err:.3g})"
-         + (f": {hint}." if hint else "."))
+    fail(f"{name} differs from the reference" + (f": {hint}." if hint else "."),
+         f"({len(bad)} of {g.size} entries, first at index {index}, largest error {max_err:.3g})")
 
 
 def expect_close(got: Any, expected: float, *, name: str = "result", rtol: float = 1e-6,
@@ -163,11 +170,11 @@ def expect_close(got: Any, expected: float, *, name: str = "result", rtol: float
     try:
         value = float(got)
     except Exception:
-        fail(f"{name} is a {type(got).__name__}, expected a number.")
+        fail(f"{name} is not a number.", f"(a {type(got).__name__})")
     if not (math.isfinite(value) or value == expected):
-        fail(f"{name} is {value}, expected a finite number" + (f": {hint}." if hint else "."))
+        fail(f"{name} is not a finite number" + (f": {hint}." if hint else "."), f"({value})")
     if abs(value - expected) > atol + rtol * abs(expected):
-        fail(f"{name} is {value:.6g}, expected {expected:.6g}" + (f": {hint}." if hint else "."))
+        fail(f"{name} is wrong" + (f": {hint}." if hint else "."), f"(got {value:.6g}, expected {expected:.6g})")
 
 
 def expect_tuple(result: Any, n: int, name: str, parts: str) -> tuple:
@@ -175,7 +182,7 @@ def expect_tuple(result: Any, n: int, name: str, parts: str) -> tuple:
     out, weights = expect_tuple(f(x), 2, "f(x)", "(output, weights)")."""
     if not isinstance(result, (tuple, list)) or len(result) != n:
         what = f"a {type(result).__name__}" + (f" of {len(result)} items" if isinstance(result, (tuple, list)) else "")
-        fail(f"{name} returned {what}; it must return the tuple {parts}.")
+        fail(f"{name} must return the tuple {parts}.", f"(it returned {what})")
     return tuple(result)
 
 
@@ -207,8 +214,8 @@ def expect_raises(exc_type: type[BaseException], fn: Callable, *args: Any,
         names = getattr(exc, "remote_type_names", None) or [c.__name__ for c in type(exc).__mro__]
         if exc_type.__name__ in names:
             return
-        fail(f"{message} (it raised {names[0]} instead).")
-    fail(f"{message} (it raised nothing).")
+        fail(message, f"(it raised {names[0]} instead)")
+    fail(message, "(it raised nothing)")
 
 
 # --------------------------------------------------------------------------------------

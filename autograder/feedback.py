@@ -1,0 +1,100 @@
+"""Feedback for students (one HTML page each) and the instructor's report (one per assignment).
+
+Feedback shows, per test: its name, points earned of points possible, pass or fail, and
+the message naming the likely bug. It never shows test code, and for hidden tests only
+the test author's wording (see runtests.describe_failure).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+
+STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{border-bottom:1px solid #ddd;padding:.4rem .5rem;text-align:left;vertical-align:top}
+th{background:#f5f5f5}.pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}
+.score{font-size:1.4rem}.flags{background:#fff8c5;padding:.6rem 1rem;border-radius:6px}.muted{color:#666}
+code{background:#f3f3f3;padding:0 .2rem;border-radius:3px}
+"""
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{STYLE}</style></head><body>{body}</body></html>")
+
+
+def student_feedback(result: dict) -> str:
+    rows = []
+    for t in result["tests"]:
+        status = "<span class='pass'>pass</span>" if t["passed"] else "<span class='fail'>fail</span>"
+        kind = " <span class='muted'>(includes hidden checks)</span>" if t["hidden"] else ""
+        rows.append(f"<tr><td>{html.escape(t['description'])}{kind}<br><code>{html.escape(t['grade_id'])}</code></td>"
+                    f"<td>{t['points']:g} / {t['max_points']:g}</td><td>{status}</td>"
+                    f"<td>{html.escape(t['message'])}</td></tr>")
+    flags = ""
+    if result["flags"]:
+        items = "".join(f"<li>{html.escape(f)}</li>" for f in result["flags"])
+        flags = f"<div class='flags'><strong>Notes on your submission</strong><ul>{items}</ul></div>"
+    body = (f"<h1>{html.escape(result['assignment'])}: feedback for {html.escape(result['student'])}</h1>"
+            f"<p class='score'>Score: <strong>{result['score']:g} / {result['max_score']:g}</strong></p>{flags}"
+            "<table><tr><th>test</th><th>points</th><th>result</th><th>what to look at</th></tr>"
+            + "".join(rows) + "</table><p class='muted'>Hidden tests check other shapes and edge cases; "
+            "at grading time every test draws fresh inputs.</p>")
+    return _page(f"Feedback: {result['assignment']}", body)
+
+
+def _histogram_png(scores: list[float], max_score: float) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 2.8))
+    bins = max(1, min(int(max_score) + 1, 20))
+    ax.hist(scores, bins=bins, range=(0, max_score if max_score else 1), color="#4c72b0", edgecolor="white")
+    ax.set_xlabel("score")
+    ax.set_ylabel("students")
+    ax.set_title("Score distribution")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def instructor_report(assignment: str, results: list[dict]) -> str:
+    if not results:
+        return _page(f"Report: {assignment}", f"<h1>{html.escape(assignment)}</h1><p>No submissions.</p>")
+    max_score = results[0]["max_score"]
+    scores = [r["score"] for r in results]
+    mean = sum(scores) / len(scores)
+    tests = results[0]["tests"]
+    pass_rows = []
+    for i, t in enumerate(tests):
+        passed = sum(1 for r in results if r["tests"][i]["passed"])
+        rate = passed / len(results)
+        pass_rows.append(f"<tr><td><code>{html.escape(t['grade_id'])}</code></td><td>{t['max_points']:g}</td>"
+                         f"<td>{passed} / {len(results)}</td><td>{rate:.0%}</td></tr>")
+    flagged = [r for r in results if r["flags"]]
+    flag_rows = "".join(
+        f"<tr><td>{html.escape(r['student'])}</td><td>{r['score']:g}</td><td><ul>"
+        + "".join(f"<li>{html.escape(f)}</li>" for f in r["flags"]) + "</ul></td></tr>" for r in flagged)
+    body = (f"<h1>{html.escape(assignment)}: grading report</h1>"
+            f"<p>{len(results)} submissions; mean score {mean:.2f} of {max_score:g}; "
+            f"{sum(1 for s in scores if s == max_score)} with full marks; {len(flagged)} flagged.</p>"
+            f"<img alt='score histogram' src='data:image/png;base64,{_histogram_png(scores, max_score)}'>"
+            "<h2>Pass rate per test</h2><table><tr><th>test</th><th>points</th><th>passed</th><th>rate</th></tr>"
+            + "".join(pass_rows) + "</table>"
+            f"<h2>Flagged submissions ({len(flagged)})</h2>"
+            + ("<table><tr><th>student</th><th>score</th><th>reasons</th></tr>" + flag_rows + "</table>"
+               if flagged else "<p>None.</p>"))
+    return _page(f"Report: {assignment}", body)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,290 @@
+"""Running untrusted notebooks: a bubblewrap sandbox holding a warm zygote process.
+
+    box = Sandbox(slot=0, limits=Limits())
+    with box.session(notebook_bytes, "nb.ipynb", cells, names) as session:
+        session.call("softmax", ([1.0, 2.0],), {})
+
+The sandbox (bwrap) has no network, a private PID/IPC/UTS namespace, a read-only view of
+the Python installation and of this package only (not solutions/, the workspace, other
+submissions or hidden tests), and a small private /tmp. Inside it, the zygote has already
+imported NumPy and PyTorch; each submission gets a forked child, an unprivileged uid and
+hard limits (see sandbox_server). Wall-clock limits are enforced here: a session that
+runs out of time has its whole sandbox killed, and the next one starts a fresh sandbox.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import protocol
+from .runtests import StudentError, SubmissionBroken
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+class SandboxUnavailable(Exception):
+    """No real sandbox can be started on this machine."""
+
+
+@dataclass
+class Limits:
+    wall_seconds: float = 60.0        # the whole submission: running its cells and every test call
+    cpu_seconds: int = 60
+    memory_bytes: int = 3 << 30
+    processes: int = 64
+    output_bytes: int = 1 << 20       # the submission's own stdout/stderr
+    reply_bytes: int = 64 << 20       # one result sent back
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _bwrap_command(python: str, privileged: bool, control_fd: int) -> list[str]:
+    prefix, base = Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()
+    cmd = [bwrap_path(), "--die-with-parent", "--new-session",
+           "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+           "--hostname", "sandbox", "--clearenv"]
+    if privileged:
+        # root outside, no user namespace: the zygote keeps just what it needs to hand each
+        # submission its own unprivileged uid, and to clean up after it.
+        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL",
+                "--cap-add", "CAP_CHOWN"]
+    else:
+        cmd += ["--unshare-user"]
+    binds = [p for p in ("/usr", "/lib", "/lib64", "/bin", "/etc/alternatives", "/etc/ld.so.cache",
+                         "/etc/fonts", "/etc/ssl/certs") if os.path.exists(p)]
+    binds += sorted({str(base), str(prefix)})
+    targets = binds + ["/opt/autograder/autograder"]
+    # Folders bwrap would create on the way to a mount point are root-only (0700), which an
+    # unprivileged child cannot traverse: create every ancestor world-readable first.
+    ancestors = sorted({str(a) for t in targets for a in Path(t).parents if str(a) != "/"},
+                       key=lambda a: a.count("/"))
+    for folder in ancestors:
+        cmd += ["--perms", "0755", "--dir", folder]
+    for path in binds:
+        cmd += ["--ro-bind", path, path]
+    cmd += ["--ro-bind", str(PACKAGE_DIR), "/opt/autograder/autograder",
+            "--proc", "/proc", "--dev", "/dev",
+            "--size", str(256 << 20), "--perms", "1777", "--tmpfs", "/tmp",
+            "--chdir", "/tmp",
+            "--setenv", "PYTHONPATH", "/opt/autograder",
+            "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+            "--setenv", "PYTHONNOUSERSITE", "1",
+            "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "MKL_NUM_THREADS", "1",
+            "--setenv", "MPLBACKEND", "Agg", "--setenv", "HOME", "/tmp",
+            "--setenv", "PATH", f"{prefix}/bin:/usr/bin:/bin",
+            python, "-I", "-c",
+            "import sys; sys.path.insert(0, '/opt/autograder'); "
+            f"from autograder.sandbox_server import zygote; zygote({control_fd})"]
+    return cmd
+
+
+class Sandbox:
+    """One warm sandbox, used by one grading worker for one submission at a time."""
+
+    def __init__(self, slot: int = 0, limits: Limits | None = None, unsafe: bool = False):
+        self.slot, self.limits, self.unsafe = slot, limits or Limits(), unsafe
+        self.proc: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.starts = 0
+        self.scratch: str | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        privileged = os.geteuid() == 0
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        python = str(Path(sys.executable))
+        if self.unsafe:
+            env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PACKAGE_DIR.parent),
+                   "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg", "HOME": os.environ.get("HOME", "/tmp")}
+            import tempfile
+
+            self.scratch = tempfile.mkdtemp(prefix="autograder-unsafe-")
+            os.chmod(self.scratch, 0o711)   # the child runs as another uid when we are root
+            cmd = [python, "-c", "from autograder.sandbox_server import zygote; "
+                                 f"zygote({theirs.fileno()}, {self.scratch!r})"]
+        else:
+            if not bwrap_path():
+                raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
+            env, cmd = None, _bwrap_command(python, privileged, theirs.fileno())
+        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),),
+                                     start_new_session=True)
+        theirs.close()
+        self.control = ours
+        self.starts += 1
+        try:
+            header, _ = self._recv_control(timeout=120)
+        except Exception as exc:
+            err = self.proc.stderr.read().decode(errors="replace")[-500:] if self.proc.poll() is not None else ""
+            self.kill()
+            raise SandboxUnavailable(f"the sandbox did not start ({exc}) {err.strip()}") from None
+        if header.get("op") != "ready":
+            self.kill()
+            raise SandboxUnavailable("the sandbox did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            if self.proc.stderr:
+                self.proc.stderr.close()
+        if self.control is not None:
+            self.control.close()
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        self.proc, self.control, self.scratch = None, None, None
+
+    def _recv_control(self, timeout: float):
+        self.control.settimeout(timeout)
+        return protocol.recv(self.control)
+
+    # ------------------------------------------------------------------ sessions
+    def session(self, notebook: bytes, notebook_name: str, cells: list[str], names: list[str]) -> "Session":
+        if self.proc is None or self.proc.poll() is not None:
+            self.kill()
+            self.start()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        request = {"op": "session", "uid": 60000 + self.slot, "limits": asdict(self.limits)}
+        socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno()])
+        theirs.close()
+        return Session(self, ours, notebook, notebook_name, cells, names)
+
+
+class Session:
+    """The grader's side of one submission's process."""
+
+    def __init__(self, box: Sandbox, sock: socket.socket, notebook: bytes, notebook_name: str,
+                 cells: list[str], names: list[str]):
+        self.box, self.sock = box, sock
+        self.deadline = time.monotonic() + box.limits.wall_seconds
+        self.broken: str | None = None
+        self.flags: list[str] = []
+        self.cell_errors: list[str | None] = []
+        self.names: dict[str, str] = {}
+        self.crash: dict | None = None
+        reply, _ = self._request({"op": "run", "cells": cells, "names": names,
+                                  "notebook_name": notebook_name}, [notebook])
+        if reply.get("fatal"):
+            self.box.kill()
+            raise SandboxUnavailable(f"the sandbox could not prepare a submission:\n{reply['fatal']}")
+        if reply.get("ok"):
+            self.cell_errors = list(reply.get("cells", []))
+            self.names = {str(k): str(v) for k, v in reply.get("names", {}).items()}
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ requests
+    def _fail(self, reason: str) -> SubmissionBroken:
+        if self.broken is None:
+            self.broken = reason
+        return SubmissionBroken(self.broken)
+
+    def _request(self, header: dict, blobs: list[bytes] = ()) -> tuple[dict, list[bytes]]:
+        if self.broken:
+            raise SubmissionBroken(self.broken)
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._fail(f"time limit reached ({self.box.limits.wall_seconds:g} s for the whole notebook)")
+        try:
+            self.sock.settimeout(remaining)
+            protocol.send(self.sock, header, blobs)
+            return protocol.recv(self.sock, limit=self.box.limits.reply_bytes)
+        except socket.timeout:
+            self.box.kill()   # the child may be stuck anywhere: start afresh next time
+            raise self._fail(f"time limit reached ({self.box.limits.wall_seconds:g} s for the whole notebook): "
+                             "an infinite loop, or very slow code?") from None
+        except (EOFError, ConnectionError, BrokenPipeError, OSError):
+            raise self._fail(self._why_ended()) from None
+        except protocol.ProtocolError as exc:
+            self.box.kill()
+            raise self._fail(f"the notebook's process sent invalid data ({exc})") from None
+
+    def _why_ended(self) -> str:
+        outcome = self._collect_outcome(timeout=5)
+        if outcome.get("signal") == "SIGXCPU":
+            return "CPU time limit reached: an infinite loop, or very slow code?"
+        if outcome.get("signal") == "SIGKILL":
+            return "the notebook's process was killed (out of memory, or it killed itself)"
+        if outcome.get("signal"):
+            return f"the notebook's process crashed ({outcome['signal']})"
+        return f"the notebook's process exited early (exit code {outcome.get('exit', '?')}): " \
+               "exit(), os._exit() or a crash?"
+
+    def _collect_outcome(self, timeout: float) -> dict:
+        if self.crash is not None:
+            return self.crash
+        try:
+            header, _ = self.box._recv_control(timeout=timeout)
+            self.crash = header
+        except Exception:  # noqa: BLE001 (a sandbox that does not answer is killed)
+            self.box.kill()
+            self.crash = {"signal": "unknown"}
+        return self.crash
+
+    def _result(self, reply: dict, blobs: list[bytes]):
+        if not reply.get("ok"):
+            error = reply.get("error") or {}
+            types = [str(t) for t in error.get("types", ["Exception"])][:10] or ["Exception"]
+            raise StudentError(types, str(error.get("message", ""))[:2000])
+        try:
+            return protocol.decode(reply.get("value"), blobs)
+        except protocol.ProtocolError as exc:
+            raise self._fail(f"the notebook's process sent invalid data ({exc})") from None
+
+    def call(self, name: str, args: tuple, kwargs: dict):
+        value, blobs = protocol.encode([list(args), kwargs])
+        reply, rblobs = self._request({"op": "call", "name": name,
+                                       "args": {"$list": value["$list"][0]["$list"]},
+                                       "kwargs": value["$list"][1]}, blobs)
+        return self._result(reply, rblobs)
+
+    def probe(self, probe: str, target: str, args: tuple, kwargs: dict):
+        value, blobs = protocol.encode([list(args), kwargs])
+        reply, rblobs = self._request({"op": "probe", "probe": probe, "target": target,
+                                       "args": {"$list": value["$list"][0]["$list"]},
+                                       "kwargs": value["$list"][1]}, blobs)
+        return self._result(reply, rblobs)
+
+    def get(self, name: str):
+        reply, blobs = self._request({"op": "get", "name": name})
+        if not reply.get("ok"):
+            return self._result(reply, blobs)
+        return protocol.decode(reply.get("result"), blobs)
+
+    def close(self) -> None:
+        if self.box.proc is None:
+            self.sock.close()
+            return
+        if not self.broken:
+            try:
+                self.sock.settimeout(5)
+                protocol.send(self.sock, {"op": "bye"})
+            except OSError:
+                pass
+        self.sock.close()
+        outcome = self._collect_outcome(timeout=10)
+        if outcome.get("op") != "done":
+            self.box.kill()
+
+
+__all__ = ["Sandbox", "Session", "Limits", "SandboxUnavailable", "StudentError", "SubmissionBroken"]

@@ -1,0 +1,129 @@
+"""One submission's process inside the sandbox: run its cells, then answer requests.
+
+Requests (autograder.protocol messages) from the grader:
+  run    {cells, names, notebook_name} + the notebook's bytes -> which cells raised, what the names are
+  call   {name, args, kwargs}   -> the function's result, and the array arguments after the call
+                                   (so the grader can see whether an input was modified in place)
+  probe  {probe, target, args, kwargs} -> a fixed recipe (autograder.probes) run on the target
+  get    {name}                 -> a value the notebook defines
+  bye                           -> the process ends
+Everything sent back is plain data; exceptions are reported by type names and message.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import traceback
+
+from autograder import protocol
+
+
+def _error(exc: BaseException) -> dict:
+    try:
+        names = [c.__name__ for c in type(exc).__mro__][:10]
+        message = str(exc)[:2000]
+    except Exception:  # noqa: BLE001 (a student's exception may misbehave)
+        names, message = ["Exception"], ""
+    return {"ok": False, "error": {"types": [str(n)[:100] for n in names], "message": message}}
+
+
+def _is_array(x) -> bool:
+    import numpy as np
+
+    return isinstance(x, np.ndarray) or (type(x).__module__.startswith("torch") and hasattr(x, "detach"))
+
+
+def _shell():
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    return InteractiveShell.instance(config=config, colors="nocolor")
+
+
+def serve(sock: socket.socket) -> None:
+    try:
+        shell = _shell()
+    except BaseException:  # noqa: BLE001 (report set-up failures instead of dying silently)
+        protocol.send(sock, {"ok": False, "fatal": traceback.format_exc()[-2000:]})
+        return
+    ns = shell.user_ns
+    while True:
+        try:
+            header, blobs = protocol.recv(sock)
+        except (EOFError, OSError, protocol.ProtocolError):
+            return
+        op = header.get("op")
+        try:
+            if op == "run":
+                reply, out_blobs = _run(shell, header, blobs), []
+            elif op == "call":
+                reply, out_blobs = _call(ns, header, blobs)
+            elif op == "probe":
+                reply, out_blobs = _probe(ns, header, blobs)
+            elif op == "get":
+                value, out_blobs = protocol.encode(ns.get(header["name"]))
+                reply = {"ok": True, "result": value}
+            elif op == "bye":
+                return
+            else:
+                reply, out_blobs = {"ok": False, "error": {"types": ["ProtocolError"], "message": op}}, []
+        except BaseException as exc:  # noqa: BLE001 (the student's code may raise anything)
+            reply, out_blobs = _error(exc), []
+        try:
+            protocol.send(sock, reply, out_blobs)
+        except (ValueError, TypeError) as exc:
+            protocol.send(sock, _error(exc))
+
+
+def _run(shell, header: dict, blobs: list[bytes]) -> dict:
+    name = os.path.basename(str(header.get("notebook_name", "submission.ipynb"))) or "submission.ipynb"
+    try:
+        with open(name, "wb") as f:
+            f.write(blobs[0] if blobs else b"")
+    except OSError:
+        pass
+    outcomes = []
+    for index, source in enumerate(header["cells"]):
+        try:
+            result = shell.run_cell(source, store_history=False, silent=False)
+            error = result.error_before_exec or result.error_in_exec
+        except BaseException as exc:  # noqa: BLE001
+            error = exc
+        outcomes.append(None if error is None else
+                        f"{type(error).__name__}: {str(error)[:300]}")
+    names = {}
+    for n in header.get("names", []):
+        if n not in shell.user_ns:
+            names[n] = "missing"
+        else:
+            names[n] = "callable" if callable(shell.user_ns[n]) else "value"
+    return {"ok": True, "cells": outcomes, "names": names}
+
+
+def _call(ns: dict, header: dict, blobs: list[bytes]):
+    fn = ns.get(header["name"])
+    if fn is None:
+        raise NameError(f"name '{header['name']}' is not defined")
+    args = protocol.decode(header["args"], blobs)
+    kwargs = protocol.decode(header["kwargs"], blobs)
+    result = fn(*args, **kwargs)
+    after = [a if _is_array(a) else None for a in args]
+    after_kw = {k: v for k, v in kwargs.items() if _is_array(v)}
+    value, out = protocol.encode({"result": result, "args": after, "kwargs": after_kw})
+    return {"ok": True, "value": value}, out
+
+
+def _probe(ns: dict, header: dict, blobs: list[bytes]):
+    from autograder import probes
+
+    target = ns.get(header["target"])
+    if target is None:
+        raise NameError(f"name '{header['target']}' is not defined")
+    args = protocol.decode(header["args"], blobs)
+    kwargs = protocol.decode(header["kwargs"], blobs)
+    result = probes.PROBES[header["probe"]](target, *args, **kwargs)
+    value, out = protocol.encode({"result": result, "args": [], "kwargs": {}})
+    return {"ok": True, "value": value}, out
+

@@ -64,6 +64,14 @@ def _grade_task(task: tuple) -> dict:
                                 Path(notebook) if notebook else None, box, salt, problem)
     except SandboxUnavailable as exc:
         return {"student": student, "error": f"the sandbox could not start: {exc}"}
+    except Exception as exc:  # noqa: BLE001 (one submission must never stop the class's grading)
+        import traceback
+
+        _WORKER["box"].kill()
+        detail = traceback.format_exc(limit=3).strip().splitlines()[-1]
+        return grade_submission(_WORKER["source"], student, assignment, None, box, salt,
+                                f"internal grading error, graded 0: {type(exc).__name__} ({detail[:200]}); "
+                                "please report it")
 
 
 # ------------------------------------------------------------------------ helpers

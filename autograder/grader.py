@@ -51,7 +51,12 @@ class RemoteFunction:
                 self._note(f"{self._name} returned float32 for float64 inputs")
 
     def __call__(self, *args, **kwargs):
-        reply = self._session.call(self._name, args, kwargs)
+        try:
+            reply = self._session.call(self._name, args, kwargs)
+        except StudentError as exc:
+            if exc.remote_type_names[0] == "TimeLimitExceeded":
+                self._note(f"time limit reached in a call of {self._name}: an infinite loop?")
+            raise
         if not (isinstance(reply, dict) and {"result", "args", "kwargs"} <= set(reply)):
             raise SubmissionBroken("the notebook's process sent an invalid reply")
         # Mirror in-place modifications onto the caller's arrays, so that the test's own
@@ -147,6 +152,29 @@ def grade_submission(source: SourceNotebook, student: str, assignment: str,
     }
 
 
+def _visible_passes(test, namespace, salt: str) -> bool:
+    testing.grading_context.salt = salt
+    try:
+        exec(compile_cell(test.visible_source, f"<{test.grade_id}>"), namespace)
+        return True
+    except Exception:  # noqa: BLE001 (any failure counts as failing)
+        return False
+    finally:
+        testing.grading_context.salt = ""
+
+
+def _hardcoding_check(source, results, namespace, salt, flags) -> None:
+    """A visible test that passes with the inputs students see, but fails with the fresh
+    inputs drawn at grading time, points to answers hard-coded for the published inputs.
+    (Only a note: the score already reflects it.)"""
+    for test, result in zip(source.tests, results):
+        if result.passed or "rng(" not in test.visible_source:
+            continue
+        if _visible_passes(test, namespace, "") and not _visible_passes(test, namespace, salt):
+            flags.append("passes visible tests only with their published inputs: answers hard-coded?")
+            return
+
+
 def _run_tests(source, nb, cells, data, name, box, salt, flags, notes) -> list[TestResult]:
     namespace: dict = {"__name__": "__main__"}
     # The instructor's locked cells (imports, helpers) run here too: tests rely on them.
@@ -157,7 +185,10 @@ def _run_tests(source, nb, cells, data, name, box, salt, flags, notes) -> list[T
     testing.grading_context.salt, testing.grading_context.trusted = salt, True
     try:
         with box.session(data, name, cells, source.graded_names) as session:
-            for index, error in enumerate(session.cell_errors):
+            for error in session.cell_errors:
+                if error and error.startswith("TimeLimitExceeded"):
+                    flags.append("time limit reached in a code cell: it was interrupted")
+                    break
                 if error:
                     flags.append(f"a code cell raised {error.split(':')[0]} when run")
                     break
@@ -175,6 +206,8 @@ def _run_tests(source, nb, cells, data, name, box, salt, flags, notes) -> list[T
                 elif not session.broken:
                     flags.append(f"{graded} is not defined")
             results = run_test_cells(source, namespace)
+            if not session.broken:
+                _hardcoding_check(source, results, namespace, salt, flags)
             if session.broken and session.broken not in flags:
                 flags.append(session.broken)
     finally:

@@ -41,11 +41,18 @@ def review(cells: list[str]) -> list[str]:
         if text not in found:
             found.append(text)
 
+    modules = set(_MODULES)
+    trees = []
     for source in cells:
         try:
-            tree = ast.parse(source)
+            trees.append((source, ast.parse(source)))
         except SyntaxError:
             continue
+    for _, tree in trees:       # `import autograder.testing as T`: T names a module too
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules |= {a.asname or a.name.split(".")[0] for a in node.names}
+    for source, tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
                 targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
@@ -54,7 +61,7 @@ def review(cells: list[str]) -> list[str]:
                     while isinstance(base, (ast.Attribute, ast.Subscript)):
                         base = base.value
                     if isinstance(t, (ast.Attribute, ast.Subscript)) and isinstance(base, ast.Name) \
-                            and base.id in _MODULES:
+                            and base.id in modules:
                         note(f"overrides {ast.unparse(t)}")
                     elif isinstance(t, ast.Name) and t.id in ("np", "numpy", "torch", "print", "open",
                                                                "isinstance", "type", "float", "len"):
@@ -66,7 +73,7 @@ def review(cells: list[str]) -> list[str]:
                     if text:
                         note(text)
                 if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args \
-                        and isinstance(node.args[0], ast.Name) and node.args[0].id in _MODULES:
+                        and isinstance(node.args[0], ast.Name) and node.args[0].id in modules:
                     note(f"overrides attributes of {node.args[0].id} with {f.id}")
                 if isinstance(f, ast.Name) and f.id in ("open", "exec", "eval", "__import__", "compile"):
                     note({"open": "opens files"}.get(f.id, f"uses {f.id}()"))
@@ -80,6 +87,7 @@ def review(cells: list[str]) -> list[str]:
                     text = _IMPORTS.get(name.split(".")[0])
                     if text:
                         note(text)
+    for source, _ in trees:
         if "get_ipython().system" in source or any(line.lstrip().startswith("!") for line in source.splitlines()):
             note("runs shell commands")
     return found

@@ -57,11 +57,15 @@ def describe_failure(exc: BaseException, hidden: bool = False) -> str:
             return f"hidden test: {exc.reason}"
         if isinstance(exc, SubmissionBroken):
             return str(exc)
+        if isinstance(exc, StudentError) and exc.remote_type_names[0] == "TimeLimitExceeded":
+            return "hidden test: time limit reached while your function ran (an infinite loop?)"
         if isinstance(exc, StudentError):
             return f"hidden test: your code raised {exc.remote_type_names[0]}"
         return f"hidden test: the result could not be checked ({type(exc).__name__})"
     if isinstance(exc, TestFailure):
         return str(exc)
+    if isinstance(exc, StudentError) and exc.remote_type_names[0] == "TimeLimitExceeded":
+        return "time limit reached while your function ran: an infinite loop, or very slow code?"
     if isinstance(exc, StudentError) and exc.remote_type_names[0] == "NotImplementedError":
         return "not implemented yet (the function still raises NotImplementedError)"
     if isinstance(exc, NotImplementedError):

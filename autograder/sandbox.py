@@ -37,6 +37,7 @@ class SandboxUnavailable(Exception):
 @dataclass
 class Limits:
     wall_seconds: float = 60.0        # the whole submission: running its cells and every test call
+    step_seconds: float = 0.0         # one cell or one call (0: a quarter of wall_seconds)
     cpu_seconds: int = 60
     memory_bytes: int = 3 << 30
     processes: int = 64
@@ -160,7 +161,9 @@ class Sandbox:
             self.kill()
             self.start()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        request = {"op": "session", "uid": 60000 + self.slot, "limits": asdict(self.limits)}
+        limits = asdict(self.limits)
+        limits["step_seconds"] = self.limits.step_seconds or max(1.0, self.limits.wall_seconds / 4)
+        request = {"op": "session", "uid": 60000 + self.slot, "limits": limits}
         socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno()])
         theirs.close()
         return Session(self, ours, notebook, notebook_name, cells, names)
@@ -178,8 +181,11 @@ class Session:
         self.cell_errors: list[str | None] = []
         self.names: dict[str, str] = {}
         self.crash: dict | None = None
-        reply, _ = self._request({"op": "run", "cells": cells, "names": names,
-                                  "notebook_name": notebook_name}, [notebook])
+        try:
+            reply, _ = self._request({"op": "run", "cells": cells, "names": names,
+                                      "notebook_name": notebook_name}, [notebook])
+        except SubmissionBroken:
+            return          # self.broken says why; every test will fail with it
         if reply.get("fatal"):
             self.box.kill()
             raise SandboxUnavailable(f"the sandbox could not prepare a submission:\n{reply['fatal']}")

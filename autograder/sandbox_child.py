@@ -12,10 +12,32 @@ Everything sent back is plain data; exceptions are reported by type names and me
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import traceback
+from contextlib import contextmanager
 
 from autograder import protocol
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside a cell or a call that runs longer than its share of the time."""
+
+
+def _alarm(signum, frame):
+    raise TimeLimitExceeded("time limit reached")
+
+
+@contextmanager
+def _time_limit(seconds: float):
+    """Interrupt a single cell or call that hangs, so the rest can still be graded.
+    (Code that blocks the signal still meets the grader's wall clock for the notebook.)"""
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _error(exc: BaseException) -> dict:
@@ -42,7 +64,7 @@ def _shell():
     return InteractiveShell.instance(config=config, colors="nocolor")
 
 
-def serve(sock: socket.socket) -> None:
+def serve(sock: socket.socket, step_seconds: float = 10.0) -> None:
     try:
         shell = _shell()
     except BaseException:  # noqa: BLE001 (report set-up failures instead of dying silently)
@@ -57,11 +79,13 @@ def serve(sock: socket.socket) -> None:
         op = header.get("op")
         try:
             if op == "run":
-                reply, out_blobs = _run(shell, header, blobs), []
+                reply, out_blobs = _run(shell, header, blobs, step_seconds), []
             elif op == "call":
-                reply, out_blobs = _call(ns, header, blobs)
+                with _time_limit(step_seconds):
+                    reply, out_blobs = _call(ns, header, blobs)
             elif op == "probe":
-                reply, out_blobs = _probe(ns, header, blobs)
+                with _time_limit(step_seconds):
+                    reply, out_blobs = _probe(ns, header, blobs)
             elif op == "get":
                 value, out_blobs = protocol.encode(ns.get(header["name"]))
                 reply = {"ok": True, "result": value}
@@ -77,7 +101,7 @@ def serve(sock: socket.socket) -> None:
             protocol.send(sock, _error(exc))
 
 
-def _run(shell, header: dict, blobs: list[bytes]) -> dict:
+def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
     name = os.path.basename(str(header.get("notebook_name", "submission.ipynb"))) or "submission.ipynb"
     try:
         with open(name, "wb") as f:
@@ -87,7 +111,8 @@ def _run(shell, header: dict, blobs: list[bytes]) -> dict:
     outcomes = []
     for index, source in enumerate(header["cells"]):
         try:
-            result = shell.run_cell(source, store_history=False, silent=False)
+            with _time_limit(step_seconds):
+                result = shell.run_cell(source, store_history=False, silent=False)
             error = result.error_before_exec or result.error_in_exec
         except BaseException as exc:  # noqa: BLE001
             error = exc

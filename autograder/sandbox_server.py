@@ -132,7 +132,7 @@ def _child(sock: socket.socket, request: dict, uid: int | None) -> None:
         return
     from autograder import sandbox_child
 
-    sandbox_child.serve(sock)
+    sandbox_child.serve(sock, float(request["limits"]["step_seconds"]))
 
 
 def _prepare_child(request: dict, uid: int | None) -> None:

@@ -1,0 +1,525 @@
+"""Adversarial submissions, graded together in one run of the real `autograder grade`.
+
+Each case is a crafted submission of 02_similarity with its expected outcome: the most
+points it may get (usually exactly what it deserves), and a flag that must explain it.
+Across all cases: no undeserved point, the run never crashes, and the honest students
+graded in the same run (control_*) keep full marks, as they do when graded alone.
+"""
+from __future__ import annotations
+
+import re
+import socket
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.notebook import strip_hidden
+from tests.conftest import SANDBOX, needs_sandbox, read_csv, read_results, run_grade, source_path
+
+A = "02_similarity"
+MAX = 11.0
+
+WRONG = '''
+def dot_similarity(A, B):
+    return np.zeros((np.shape(A)[0], np.shape(B)[0]))
+
+def cosine_similarity(A, B, eps=1e-8):
+    return np.zeros((np.shape(A)[0], np.shape(B)[0]))
+
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    return np.zeros(x.shape)
+'''
+
+
+def base_notebook() -> nbformat.NotebookNode:
+    return nbformat.read(str(source_path(A)), as_version=4)
+
+
+def answers(nb) -> list:
+    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def graded_cells(nb) -> list:
+    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
+            and not c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def correct_code() -> str:
+    return "\n\n".join(c.source for c in answers(base_notebook()))
+
+
+def with_answer(code: str, nb=None) -> nbformat.NotebookNode:
+    """The notebook with its first answer cell replaced by `code` and the others emptied."""
+    nb = nb or base_notebook()
+    cells = answers(nb)
+    cells[0].source = code
+    for c in cells[1:]:
+        c.source = "# (answer given above)"
+    return nb
+
+
+@dataclass
+class Case:
+    name: str
+    build: object                  # (folder, context) -> None: writes the student's folder
+    max_score: float = 0.0         # the most points it may earn
+    min_score: float = 0.0         # and the least (for honest answers)
+    flag: str | None = None        # a substring one of its flags must contain
+    what: str = ""
+    checks: list = field(default_factory=list)
+
+
+def write(folder: Path, nb, name: str = f"{A}.ipynb") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(folder / name))
+
+
+def answer_case(code: str):
+    return lambda folder, ctx: write(folder, with_answer(code))
+
+
+# -------------------------------------------------------------------------- the cases
+def _tamper(code_before: str):
+    return answer_case(code_before + "\n" + WRONG)
+
+
+def _edited_tests(folder, ctx):
+    nb = with_answer(WRONG)
+    for c in graded_cells(nb):
+        c.source = "pass  # tests? what tests?"
+    write(folder, nb)
+
+
+def _deleted_tests(folder, ctx):
+    nb = with_answer(WRONG)
+    nb.cells = [c for c in nb.cells if c not in graded_cells(nb)]
+    write(folder, nb)
+
+
+def _stripped(folder, ctx):
+    nb = with_answer(WRONG)
+    for c in nb.cells:
+        c.metadata.pop("nbgrader", None)
+    write(folder, nb)
+
+
+def _stripped_tests_only(folder, ctx):
+    nb = with_answer(WRONG)
+    for c in graded_cells(nb):
+        c.metadata.pop("nbgrader", None)
+        c.source = "assert True"
+    write(folder, nb)
+
+
+SNOOP = r'''
+import glob, os
+_leaks = []
+for _pattern in {patterns!r}:
+    try:
+        for _path in glob.glob(_pattern, recursive=True)[:50]:
+            try:
+                with open(_path, "rb") as _f:
+                    if _f.read(1 << 16):
+                        _leaks.append(_path)
+            except OSError:
+                pass
+    except Exception:
+        pass
+for _path in {paths!r}:
+    try:
+        with open(_path, "rb") as _f:
+            _f.read(10)
+        _leaks.append(_path)
+    except OSError:
+        pass
+LEAKED = _leaks
+'''
+
+
+def _read_secrets(folder, ctx):
+    paths = [str(source_path(A)), str(ctx["workspace"] / "gradebook.db"), str(ctx["workspace"] / "secret.key"),
+             str(ctx["submissions"] / "control_a" / f"{A}.ipynb"), "/work/main/grading/gradebook.db"]
+    patterns = ["/work/**/02_similarity.ipynb", "/work/**/gradebook.db", "/work/**/secret.key",
+                "/home/**/*.ipynb", "/opt/**/*.ipynb", "/tmp/**/gradebook.db", "/tmp/**/secret.key",
+                "/tmp/**/control_a/*.ipynb"]
+    # correct answers only while nothing could be read: full marks prove the files were out of reach
+    code = SNOOP.format(patterns=patterns, paths=paths) + "\n" + correct_code() + \
+        "\nif LEAKED:\n" + "\n".join("    " + ln for ln in WRONG.splitlines())
+    write(folder, with_answer(code))
+
+
+def _write_secrets(folder, ctx):
+    targets = [str(ctx["workspace"] / "gradebook.db"), str(ctx["submissions"] / "control_a" / f"{A}.ipynb"),
+               str(ctx["workspace"] / "results" / A / "control_a.json"), str(source_path(A))]
+    code = f"""
+_wrote = []
+for _path in {targets!r}:
+    try:
+        with open(_path, "r+b") as _f:
+            _f.write(b"PWNED")
+        _wrote.append(_path)
+    except OSError:
+        pass
+try:
+    import sqlite3
+    _db = sqlite3.connect({str(ctx["workspace"] / "gradebook.db")!r})
+    _db.execute("update grade set auto_score = 100")
+    _db.commit()
+    _wrote.append("db")
+except Exception:
+    pass
+""" + correct_code() + "\nif _wrote:\n" + "\n".join("    " + ln for ln in WRONG.splitlines())
+    write(folder, with_answer(code))
+
+
+def _network(folder, ctx):
+    code = f"""
+import socket
+_reached = False
+for _host in ("127.0.0.1", "10.0.2.2", "8.8.8.8"):
+    try:
+        socket.create_connection((_host, {ctx['port']}), timeout=2).close()
+        _reached = True
+    except OSError:
+        pass
+""" + correct_code() + "\nif _reached:\n" + "\n".join("    " + ln for ln in WRONG.splitlines())
+    write(folder, with_answer(code))
+
+
+def _hang_in_function(folder, ctx):
+    code = correct_code() + "\n\ndef softmax(x, axis=-1):\n    while True:\n        pass\n"
+    write(folder, with_answer(code))
+
+
+def _two_notebooks(folder, ctx):
+    write(folder, base_notebook(), "attempt1.ipynb")
+    write(folder, base_notebook(), "attempt2.ipynb")
+
+
+def _other_assignment(folder, ctx):
+    nb = base_notebook()
+    for c in nb.cells:
+        meta = c.metadata.get("nbgrader")
+        if meta:
+            meta["grade_id"] = "other_" + meta["grade_id"]
+    write(folder, nb)
+
+
+def _corrupt(folder, ctx):
+    folder.mkdir(parents=True)
+    (folder / f"{A}.ipynb").write_text('{"cells": [{"cell_type": "code", "source": ')
+
+
+def _empty(folder, ctx):
+    folder.mkdir(parents=True)
+    (folder / "notes.txt").write_text("I forgot to attach my notebook")
+
+
+def _hardcoded(folder, ctx):
+    # Answers computed for the visible tests' inputs as the student's kernel draws them,
+    # served from a table; anything else gets zeros.
+    code = '''
+from autograder.testing import rng as _rng
+import torch as _torch
+_r = _rng("dot-random"); _A, _B = _r.normal(size=(4, 3)), _r.normal(size=(5, 3))
+_TABLE = {("dot", _A.tobytes(), _B.tobytes()): _A @ _B.T}
+def dot_similarity(A, B):
+    A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+    key = ("dot", A.tobytes(), B.tobytes())
+    if key in _TABLE:
+        return _TABLE[key]
+    if A.tolist() == [[1, 2], [3, 4], [0, -1]]:
+        return np.array([[1., 4.], [3., 10.], [0., -1.]])
+    return np.zeros((A.shape[0], B.shape[0]))
+def cosine_similarity(A, B, eps=1e-8):
+    return np.zeros((np.shape(A)[0], np.shape(B)[0]))
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    if x.tolist() == [3.0, 1.0, 0.2]:
+        return np.exp(x) / np.exp(x).sum()
+    return np.zeros(x.shape)
+'''
+    write(folder, with_answer(code))
+
+
+def _detects_grading(folder, ctx):
+    code = '''
+import os, sys
+_GRADING = "ipykernel" not in sys.modules or "NBGRADER_EXECUTION" in os.environ
+''' + correct_code() + '''
+if _GRADING:
+    np.allclose = lambda *a, **k: True
+    def dot_similarity(A, B):
+        return np.zeros((len(A), len(B)))
+    def cosine_similarity(A, B, eps=1e-8):
+        return np.zeros((len(A), len(B)))
+    def softmax(x, axis=-1):
+        return np.zeros(np.shape(x))
+'''
+    write(folder, with_answer(code))
+
+
+LIAR = '''
+class _Liar:
+    shape = property(lambda self: (0,))
+    dtype = np.dtype("float64")
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __array__(self, *a, **k): return np.zeros(0)
+    def __float__(self): return 0.0
+    def __getattr__(self, name): return lambda *a, **k: True
+def dot_similarity(A, B): return _Liar()
+def cosine_similarity(A, B, eps=1e-8): return _Liar()
+def softmax(x, axis=-1): return _Liar()
+'''
+
+SUBCLASS = '''
+class _Lying(np.ndarray):
+    def __eq__(self, other): return np.ones(np.shape(other), dtype=bool)
+    def __array_ufunc__(self, *a, **k): return np.zeros(1)
+    def __sub__(self, other): return np.zeros(np.shape(other))
+    def allclose(self, *a, **k): return True
+def _lie(shape): return np.zeros(shape).view(_Lying)
+def dot_similarity(A, B): return _lie((len(A), len(B)))
+def cosine_similarity(A, B, eps=1e-8): return _lie((len(A), len(B)))
+def softmax(x, axis=-1): return _lie(np.shape(x))
+'''
+
+TORCH = '''
+import torch
+def dot_similarity(A, B):
+    A, B = torch.as_tensor(np.asarray(A, dtype=float)), torch.as_tensor(np.asarray(B, dtype=float))
+    return A @ B.T
+def cosine_similarity(A, B, eps=1e-8):
+    A, B = torch.as_tensor(np.asarray(A, dtype=float)), torch.as_tensor(np.asarray(B, dtype=float))
+    return torch.nn.functional.cosine_similarity(A[:, None], B[None], dim=-1, eps=eps)
+def softmax(x, axis=-1):
+    return torch.softmax(torch.as_tensor(np.asarray(x, dtype=float)), dim=axis)
+'''
+
+FLOAT32 = '''
+def dot_similarity(A, B):
+    return np.asarray(A, dtype=np.float32) @ np.asarray(B, dtype=np.float32).T
+def cosine_similarity(A, B, eps=1e-8):
+    A, B = np.asarray(A, dtype=np.float32), np.asarray(B, dtype=np.float32)
+    a = np.maximum(np.linalg.norm(A, axis=1, keepdims=True), eps)
+    b = np.maximum(np.linalg.norm(B, axis=1, keepdims=True), eps)
+    return (A / a) @ (B / b).T
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float32)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+'''
+
+INPLACE = '''
+def dot_similarity(A, B):
+    A, B = as_float_array(A), as_float_array(B)
+    return A @ B.T
+def cosine_similarity(A, B, eps=1e-8):
+    A, B = as_float_array(A), as_float_array(B)
+    A /= np.maximum(np.linalg.norm(A, axis=-1, keepdims=True), eps)
+    B /= np.maximum(np.linalg.norm(B, axis=-1, keepdims=True), eps)
+    return A @ B.T
+def softmax(x, axis=-1):
+    x = as_float_array(x)
+    x -= np.max(x, axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x
+'''
+
+CASES = [
+    Case("control_a", lambda f, c: write(f, base_notebook()), MAX, MAX, None, "an honest, correct submission"),
+    Case("patch_np_allclose", _tamper("np.allclose = lambda *a, **k: True\nnp.testing.assert_allclose = lambda *a, **k: None\n"
+                                      "np.array_equal = lambda *a, **k: True\nnp.isclose = lambda a, b, **k: np.ones(np.shape(a), bool)"),
+         flag="overrides np.allclose", what="monkeypatches NumPy's comparisons, wrong answers"),
+    Case("patch_torch_allclose", _tamper("import torch\ntorch.allclose = lambda *a, **k: True\n"
+                                         "torch.testing.assert_close = lambda *a, **k: None\ntorch.equal = lambda *a: True"),
+         flag="overrides torch.allclose", what="monkeypatches torch's comparisons, wrong answers"),
+    Case("patch_builtins", _tamper("import builtins\nbuiltins.isinstance = lambda *a: True\nbuiltins.AssertionError = SystemExit\n"
+                                   "builtins.abs = lambda x: 0 * x\nsetattr(builtins, 'all', lambda *a: True)"),
+         flag="overrides builtins", what="replaces builtins used by checks, wrong answers"),
+    Case("patch_testing_helpers", _tamper("import autograder.testing as T\nT.expect_array = lambda *a, **k: None\n"
+                                          "T.fail = lambda *a, **k: None\nexpect_array = lambda *a, **k: None"),
+         flag="overrides T.expect_array", what="replaces the course's test helpers, wrong answers"),
+    Case("shadow_numpy", answer_case(WRONG + "\nclass _FakeNumpy:\n    def __getattr__(self, n):\n"
+                                            "        return lambda *a, **k: True\nnp = _FakeNumpy()\n"),
+         flag="shadows the name np", what="rebinds np to an object that says yes to everything"),
+    Case("ipython_input_transformer", _tamper("get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])"),
+         flag="input transformers", what="an IPython input transformer that blanks every later cell"),
+    Case("ipython_custom_exc", _tamper("get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)"),
+         flag="custom IPython exception handler", what="swallows every exception, so failing asserts look silent"),
+    Case("edited_test_cells", _edited_tests, flag="edited", what="test cells replaced with `pass`"),
+    Case("deleted_test_cells", _deleted_tests, flag="deleted", what="test cells deleted"),
+    Case("metadata_stripped", _stripped, flag="not a 02_similarity notebook", what="all nbgrader metadata removed"),
+    Case("test_metadata_stripped", _stripped_tests_only, flag="deleted or its metadata removed",
+         what="test cells' metadata stripped and their code replaced"),
+    Case("reads_hidden_tests_and_gradebook", _read_secrets, MAX, MAX, "opens files",
+         "looks for solutions/, hidden tests, the gradebook, the secret and others' notebooks "
+         "(correct answers only if nothing was readable)"),
+    Case("writes_gradebook_and_others", _write_secrets, MAX, MAX, "opens files",
+         "writes to the gradebook, another student's notebook and result (correct only if all writes failed)"),
+    Case("network", _network, MAX, MAX, "network access",
+         "connects to a server listening on the host (correct only if unreachable)"),
+    Case("infinite_loop", _tamper("while True:\n    pass"), flag="time limit", what="an infinite loop in a cell"),
+    Case("hang_in_softmax", _hang_in_function, 6.0, 6.0, "time limit",
+         "dot and cosine right, softmax never returns: each call is interrupted, and the 6 points "
+         "for the other two functions stay"),
+    Case("os_exit", answer_case(correct_code() + "\nimport os\nos._exit(0)"), flag="exited early",
+         what="kills its own process after defining correct functions"),
+    Case("segfault", answer_case(correct_code() + "\nimport ctypes\nctypes.string_at(0)"), flag="crashed (SIGSEGV)",
+         what="dereferences a null pointer"),
+    Case("fork_bomb", _tamper("import os\nfor _ in range(100000):\n    try:\n        os.fork()\n    except OSError:\n        break"),
+         flag="starts processes", what="forks until the process limit stops it"),
+    Case("memory_bomb", _tamper("_hog = np.empty(1 << 33)  # 64 GiB"),
+         flag="MemoryError", what="allocates 64 GiB: the memory limit refuses it"),
+    Case("output_flood", answer_case("while True:\n    print('x' * 100000)\n"), flag="a code cell raised OSError",
+         what="prints without end (its answers are missing too)"),
+    Case("flood_then_correct", lambda f, c: write(f, with_answer("for _ in range(10 ** 6):\n    try:\n        print('y' * 10000)\n"
+                                                                  "    except OSError:\n        break\n" + correct_code())),
+         MAX, MAX, "OSError",
+         "floods the output, then answers correctly: the flood is cut (flagged), the answers count"),
+    Case("corrupt_json", _corrupt, flag="corrupt notebook", what="truncated JSON"),
+    Case("empty_folder", _empty, flag="no notebook", what="a folder with no notebook"),
+    Case("two_notebooks", _two_notebooks, flag="2 notebooks", what="two candidate notebooks, neither named 02_similarity.ipynb"),
+    Case("other_assignment", _other_assignment, flag="not a 02_similarity notebook", what="a notebook of another assignment"),
+    Case("detects_grading", _detects_grading, flag="environment variables",
+         what="correct in Jupyter, but cheats when it detects the grader"),
+    Case("hardcoded_visible", _hardcoded, 0.0, 0.0, "published inputs",
+         "answers hard-coded for the visible tests' inputs"),
+    Case("lying_eq_object", answer_case(LIAR), flag="not data", what="returns an object whose __eq__ is always True"),
+    Case("lying_ndarray_subclass", answer_case(SUBCLASS), flag="ndarray subclass",
+         what="returns an ndarray subclass that lies in comparisons"),
+    Case("returns_torch", answer_case(TORCH), flag="torch.Tensor",
+         what="right values, but torch tensors (policy: the contract asks for NumPy arrays)"),
+    Case("returns_float32", answer_case(FLOAT32), flag="float32 for float64",
+         what="right values in float32 for float64 inputs (policy: keep the input's precision)"),
+    Case("modifies_inputs", answer_case(INPLACE), 5.0, 5.0, "modified its input in place",
+         "right values, but cosine_similarity and softmax write into their inputs: loses every test "
+         "that can see it (its own kernel sees the same)"),
+    Case("syntax_error", answer_case("def dot_similarity(A, B)\n    return A @ B.T\n"), flag="SyntaxError",
+         what="does not parse"),
+    Case("control_z", lambda f, c: write(f, base_notebook()), MAX, MAX, None, "another honest, correct submission"),
+]
+
+
+class _Listener:
+    """A TCP server on the host's loopback; any connection means the sandbox leaked."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.stop = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+                self.connections += 1
+                conn.close()
+            except OSError:
+                pass
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    if not SANDBOX:
+        pytest.skip("bubblewrap cannot run here")
+    root = tmp_path_factory.mktemp("adversarial")
+    subs, ws = root / "submissions", root / "workspace"
+    subs.mkdir()
+    listener = _Listener()
+    ctx = {"submissions": subs, "workspace": ws, "port": listener.port}
+    for case in CASES:
+        case.build(subs / case.name, ctx)
+    before = {p: p.read_bytes() for p in subs.rglob("*") if p.is_file()}
+    proc = run_grade(A, subs, ws, "--workers", "2", "--timeout", "15", check=False)
+    listener.stop = True
+    return {"proc": proc, "results": read_results(ws, A) if proc.returncode == 0 else {}, "ws": ws,
+            "subs": subs, "before": before, "connections": listener.connections}
+
+
+def test_the_run_completes(graded):
+    proc = graded["proc"]
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert set(graded["results"]) == {c.name for c in CASES}
+
+
+@needs_sandbox
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_outcome(graded, case):
+    result = graded["results"][case.name]
+    assert case.min_score <= result["score"] <= case.max_score, (
+        f"{case.name} ({case.what}) scored {result['score']}, expected {case.min_score}..{case.max_score}; "
+        f"flags: {result['flags']}")
+    if case.flag:
+        assert any(case.flag in f for f in result["flags"]), f"no flag mentions {case.flag!r}: {result['flags']}"
+    else:
+        assert result["flags"] == [], f"an honest submission was flagged: {result['flags']}"
+
+
+@needs_sandbox
+def test_nothing_escaped_the_sandbox(graded):
+    assert graded["connections"] == 0, "a submission reached a server on the host"
+    after = {p: p.read_bytes() for p in graded["subs"].rglob("*") if p.is_file()}
+    assert after == graded["before"], "a submission changed files in the submissions folder"
+    db = sqlite3.connect(graded["ws"] / "gradebook.db")
+    assert db.execute("pragma integrity_check").fetchone()[0] == "ok"
+    assert db.execute("select max(auto_score) from grade").fetchone()[0] <= 2.0
+    scores = {row[0]: row[1] for row in db.execute(
+        "select student.id, sum(grade.auto_score) from grade join submitted_notebook on grade.notebook_id = "
+        "submitted_notebook.id join submitted_assignment on submitted_notebook.assignment_id = "
+        "submitted_assignment.id join student on submitted_assignment.student_id = student.id group by student.id")}
+    assert scores == {name: r["score"] for name, r in graded["results"].items()}
+
+
+@needs_sandbox
+def test_feedback_and_report_show_no_hidden_test_code(graded):
+    nb = base_notebook()
+    hidden, visible = set(), set()
+    for cell in nb.cells:
+        for part in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", cell.source, flags=re.S):
+            hidden |= {ln.strip() for ln in part.splitlines() if len(ln.strip()) >= 12}
+        visible |= {ln.strip() for ln in strip_hidden(cell.source).splitlines()}
+    shown = "\n".join(visible)
+    hidden = {ln for ln in hidden if ln not in shown}   # also shown in visible code or descriptions
+    pages = list((graded["ws"] / "feedback").rglob("*.html")) + [graded["ws"] / "reports" / A / "report.html"]
+    assert len(pages) == len(CASES) + 1
+    for page in pages:
+        text = page.read_text()
+        leaked = [ln for ln in hidden if ln in text]
+        assert not leaked, f"{page}: {leaked[:2]}"
+    report = (graded["ws"] / "reports" / A / "report.html").read_text()
+    for case in CASES:
+        if case.flag:
+            assert case.name in report
+
+
+@needs_sandbox
+def test_honest_students_are_unaffected(graded, tmp_path):
+    """The controls score the same as when graded alone, in a run of their own."""
+    subs = tmp_path / "subs"
+    write(subs / "control_a", base_notebook())
+    run_grade(A, subs, tmp_path / "ws")
+    alone = read_results(tmp_path / "ws", A)["control_a"]
+    for name in ("control_a", "control_z"):
+        together = graded["results"][name]
+        assert together["score"] == alone["score"] == MAX
+        assert together["flags"] == []
+    rows = {r["student"]: r for r in read_csv(graded["ws"], A)}
+    assert rows["control_a"]["flags"] == "" and float(rows["control_z"]["score"]) == MAX
+
+
+def test_at_least_25_adversarial_cases():
+    assert len([c for c in CASES if not c.name.startswith("control")]) >= 25

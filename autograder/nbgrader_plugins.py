@@ -6,10 +6,13 @@ stderr stream outputs into stdout ones, so a warning stays visible but costs not
 failing test still fails, because failures are `error` outputs, not stderr text.
 """
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 
 class StderrToStdout(Preprocessor):
     """Re-label stderr stream outputs of executed code cells as stdout."""
+
+    enabled = Bool(True).tag(config=True)   # nbconvert preprocessors are off unless enabled
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "code":

@@ -1,0 +1,83 @@
+"""The book builds with every cell executed, warnings as errors, no cell raising; every
+chapter has its figures, runs in under a minute, and shows no solution or hidden test."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from tests.conftest import ASSIGNMENTS, ROOT
+from tests.test_pipeline import _secret_lines
+
+HTML = ROOT / "_build" / "html"
+
+
+@pytest.fixture(scope="module")
+def build():
+    """The same command as `make book` (it reuses the execution cache when nothing changed)."""
+    proc = subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", ".",
+                           "--warningiserror", "--nitpick", "--keep-going"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    return proc
+
+
+def chapters() -> list[str]:
+    return re.findall(r"file: book/(\d\d_\w+)", (ROOT / "_toc.yml").read_text())
+
+
+def test_book_builds_without_warnings(build):
+    assert build.returncode == 0, (build.stdout + build.stderr)[-4000:]
+    assert "build succeeded" in build.stdout and "warning" not in build.stdout.lower().split("build succeeded")[-1]
+    assert (HTML / "index.html").exists()
+
+
+@pytest.mark.parametrize("chapter", chapters())
+def test_chapter_executed_with_figures_and_no_errors(build, chapter):
+    page = HTML / "book" / f"{chapter}.html"
+    assert page.exists(), f"{chapter} was not built"
+    soup = BeautifulSoup(page.read_text(), "html.parser")
+    outputs = soup.select("div.cell_output")
+    assert len(outputs) >= 5, f"{chapter}: too few executed outputs ({len(outputs)})"
+    images = [img for img in soup.select("div.cell_output img") if img.get("src", "").endswith(".png")]
+    assert len(images) >= 2, f"{chapter}: needs at least two figures, has {len(images)}"
+    for img in images:
+        assert (page.parent / img["src"]).resolve().exists()
+    errors = soup.select("div.cell_output .output.traceback, div.cell_output .output.error")
+    assert not errors, f"{chapter}: a cell raised: {errors[0].get_text()[:300]}"
+    text = soup.get_text()
+    assert "Traceback (most recent call last)" not in text
+    assert soup.select(".exercise") and soup.select(".solution"), f"{chapter}: no self-check exercises"
+    assert soup.select(f'a[href$="{chapter}.ipynb"]'), f"{chapter}: no link to its exercise notebook"
+
+
+@pytest.mark.parametrize("chapter", chapters())
+def test_chapter_runs_in_under_a_minute(build, chapter):
+    from jupyter_cache import get_cache
+
+    records = {Path(r.uri).stem: r.data.get("execution_seconds") for r in
+               get_cache(str(ROOT / "_build" / ".jupyter_cache")).list_cache_records()}
+    assert records.get(chapter) is not None, f"{chapter} has no execution record"
+    assert records[chapter] < 60, f"{chapter} took {records[chapter]:.1f} s to execute"
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_no_solution_or_hidden_test_in_the_built_html(build, assignment):
+    solution, hidden = _secret_lines(assignment)
+    pages = [p for p in HTML.rglob("*.html")]
+    assert len(pages) >= len(chapters()) + 1
+    text = _normalise("\n".join(BeautifulSoup(p.read_text(), "html.parser").get_text("\n") for p in pages))
+    for line in solution | hidden:
+        assert _normalise(line) not in text, f"{assignment}: '{line}' appears in the built HTML"
+    downloads = list((HTML / "_downloads").rglob("*.ipynb"))
+    assert downloads, "the exercise notebooks are offered for download"
+    for nb in downloads:
+        raw = nb.read_text()
+        assert "BEGIN HIDDEN TESTS" not in raw and "BEGIN SOLUTION" not in raw

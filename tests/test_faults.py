@@ -1,0 +1,181 @@
+"""Faults: re-grading is identical, a run killed with SIGKILL can be resumed with every
+student graded exactly once, parallel workers never corrupt the gradebook, two runs on
+one workspace are refused, and user errors end in one clear line."""
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import zipfile
+
+import nbformat
+import pytest
+
+from autograder.gradebook import open_gradebook, scores
+from tests.conftest import ROOT, needs_sandbox, read_csv, read_results, run_grade, source_path
+from tests.test_adversarial import WRONG, base_notebook, correct_code, with_answer, write
+
+A = "02_similarity"
+pytestmark = needs_sandbox
+
+
+def _class(folder, n, slow=False):
+    """n students: correct, wrong and half-right in turn; `slow` ones take ~1.5 s each."""
+    half = correct_code() + "\n\ndef softmax(x, axis=-1):\n    return np.zeros(np.shape(x))\n"
+    kinds = [correct_code(), WRONG, half]
+    for i in range(n):
+        code = kinds[i % 3]
+        if slow:
+            code = "import time\ntime.sleep(1.5)\n" + code
+        write(folder / f"s{i:02d}", with_answer(code))
+
+
+def _summary(results):
+    return {s: (r["score"], [(t["grade_id"], t["points"], t["message"]) for t in r["tests"]], r["flags"])
+            for s, r in results.items()}
+
+
+def test_regrading_gives_identical_results(tmp_path):
+    _class(tmp_path / "subs", 6)
+    run_grade(A, tmp_path / "subs", tmp_path / "ws", "--workers", "2")
+    first = _summary(read_results(tmp_path / "ws", A))
+    csv1 = (tmp_path / "ws" / "reports" / A / "grades.csv").read_text()
+    run_grade(A, tmp_path / "subs", tmp_path / "ws", "--workers", "2", "--regrade")
+    assert _summary(read_results(tmp_path / "ws", A)) == first
+    assert (tmp_path / "ws" / "reports" / A / "grades.csv").read_text() == csv1
+    log = (tmp_path / "ws" / "results" / A / "graded.log").read_text().split("\n")
+    assert len([ln for ln in log if ln]) == 12, "both runs graded every student"
+    # a third run without --regrade grades nobody again, and changes nothing
+    proc = run_grade(A, tmp_path / "subs", tmp_path / "ws")
+    assert "0 graded now" in proc.stdout and "6 unchanged" in proc.stdout
+    assert _summary(read_results(tmp_path / "ws", A)) == first
+
+
+def test_sigkill_half_way_then_resume_grades_everyone_exactly_once(tmp_path):
+    subs, ws = tmp_path / "subs", tmp_path / "ws"
+    _class(subs, 10, slow=True)
+    cmd = [sys.executable, "-m", "autograder", "grade", A, str(subs), "--workspace", str(ws), "--quiet",
+           "--workers", "2"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    log = ws / "results" / A / "graded.log"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if log.exists() and len(log.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)          # the grader, its workers and their sandboxes
+    proc.wait()
+    graded_before = len(log.read_text().splitlines())
+    assert 3 <= graded_before < 10, "the kill must land half-way"
+    run_grade(A, subs, ws, "--workers", "2")
+    counts = collections.Counter(line.split()[0] for line in log.read_text().splitlines())
+    assert counts == {f"s{i:02d}": 1 for i in range(10)}, counts
+    rows = read_csv(ws, A)
+    assert [r["student"] for r in rows] == [f"s{i:02d}" for i in range(10)]
+    expected = {0: 11.0, 1: 0.0, 2: 6.0}
+    assert {r["student"]: float(r["score"]) for r in rows} == {f"s{i:02d}": expected[i % 3] for i in range(10)}
+    with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
+        assert scores(gb, A) == {f"s{i:02d}": expected[i % 3] for i in range(10)}
+
+
+def test_parallel_workers_keep_the_gradebook_consistent(tmp_path):
+    subs, ws = tmp_path / "subs", tmp_path / "ws"
+    _class(subs, 12)
+    run_grade(A, subs, ws, "--workers", "2")
+    db = sqlite3.connect(ws / "gradebook.db")
+    assert db.execute("pragma integrity_check").fetchone()[0] == "ok"
+    assert db.execute("select count(*) from submitted_assignment").fetchone()[0] == 12
+    assert db.execute("select count(*) from grade").fetchone()[0] == 12 * 10
+    results = read_results(ws, A)
+    with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
+        assert scores(gb, A) == {s: r["score"] for s, r in results.items()}
+    # nbgrader itself reads the same numbers
+    env = dict(os.environ, AUTOGRADER_WORKSPACE=str(ws))
+    out = tmp_path / "export.csv"
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import csv
+
+    exported = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(out))}
+    assert exported == {s: r["score"] for s, r in results.items()}
+
+
+def test_a_second_run_on_the_same_workspace_is_refused(tmp_path):
+    subs, ws = tmp_path / "subs", tmp_path / "ws"
+    _class(subs, 4, slow=True)
+    first = subprocess.Popen([sys.executable, "-m", "autograder", "grade", A, str(subs), "--workspace", str(ws),
+                              "--quiet"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not (ws / ".grading.lock").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    second = run_grade(A, subs, ws, check=False)
+    assert second.returncode == 2
+    assert second.stderr.strip().splitlines() == [
+        f"autograder: error: another grading run is using {ws}; wait for it to finish"]
+    assert first.wait(timeout=300) == 0
+
+
+def test_lms_zip_is_graded_like_a_folder(tmp_path):
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("course-export/alice/02_similarity.ipynb", nbformat.writes(base_notebook()))
+        z.writestr("course-export/bob/whatever name.ipynb", nbformat.writes(with_answer(WRONG)))
+        z.writestr("course-export/bob/.ipynb_checkpoints/whatever name-checkpoint.ipynb", "{}")
+    run_grade(A, archive, tmp_path / "ws")
+    rows = {r["student"]: float(r["score"]) for r in read_csv(tmp_path / "ws", A)}
+    assert rows == {"alice": 11.0, "bob": 0.0}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["99_nothing", "{subs}"], "no assignment named '99_nothing'"),
+    ([A, "{missing}"], "does not exist"),
+    ([A, "{file}"], "is a file but not a .zip"),
+    ([A, "{empty}"], "holds no student folders and no notebooks"),
+])
+def test_user_errors_are_one_clear_line(tmp_path, args, message):
+    (tmp_path / "subs" / "x").mkdir(parents=True)
+    (tmp_path / "file.txt").write_text("hello")
+    (tmp_path / "empty").mkdir()
+    paths = {"subs": tmp_path / "subs", "missing": tmp_path / "nope", "file": tmp_path / "file.txt",
+             "empty": tmp_path / "empty"}
+    argv = [a.format(**paths) for a in args]
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", *argv, "--workspace",
+                           str(tmp_path / "ws")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("autograder: error: ") and message in lines[0], lines
+
+
+def test_help_is_complete():
+    main = subprocess.run([sys.executable, "-m", "autograder", "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert main.returncode == 0
+    for command in ("grade", "release", "check"):
+        assert command in main.stdout
+    grade = subprocess.run([sys.executable, "-m", "autograder", "grade", "--help"], cwd=ROOT,
+                           capture_output=True, text=True)
+    for option in ("--workers", "--db", "--workspace", "--timeout", "--memory-mb", "--regrade",
+                   "--unsafe-no-sandbox", "SUBMISSIONS", "zip"):
+        assert option in grade.stdout, option
+
+
+def test_without_a_sandbox_grading_refuses_unless_told_it_is_unsafe(tmp_path):
+    write(tmp_path / "subs" / "alice", base_notebook())
+    env = dict(os.environ, PATH=str(sys.executable).rsplit("/", 1)[0])   # no bwrap on PATH
+    cmd = [sys.executable, "-m", "autograder", "grade", A, str(tmp_path / "subs"), "--quiet"]
+    refused = subprocess.run(cmd + ["--workspace", str(tmp_path / "ws1")], cwd=ROOT, env=env,
+                             capture_output=True, text=True)
+    assert refused.returncode == 2
+    assert "no sandbox: bubblewrap (bwrap) is not installed" in refused.stderr
+    assert "--unsafe-no-sandbox" in refused.stderr
+    unsafe = subprocess.run(cmd + ["--workspace", str(tmp_path / "ws2"), "--unsafe-no-sandbox"], cwd=ROOT,
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert unsafe.returncode == 0, unsafe.stderr[-2000:]
+    assert "WARNING: --unsafe-no-sandbox" in unsafe.stderr
+    assert float(read_csv(tmp_path / "ws2", A)[0]["score"]) == 11.0

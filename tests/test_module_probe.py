@@ -1,0 +1,109 @@
+"""The test-cell format handles PyTorch module exercises: a chapter-07 style
+MultiHeadAttention is checked for outputs and gradients against torch.nn.MultiheadAttention,
+in the student's kernel (in-process) and through the trusted grader (sandboxed)."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from autograder.authoring import md, notebook, setup, solution
+from autograder.authoring import test as graded_test_cell
+from autograder.grader import grade_submission
+from autograder.local import check_notebook
+from autograder.notebook import load_source
+from autograder.sandbox import Limits, Sandbox
+from tests.conftest import needs_sandbox
+
+MHA = '''
+class MultiHeadAttention(torch.nn.Module):
+    """Multi-head attention with q_proj, k_proj, v_proj, out_proj (nn.Linear, bias optional)."""
+
+    def __init__(self, d_model, num_heads, bias=True):
+        super().__init__()
+        self.h, self.d_k = num_heads, d_model // num_heads
+        self.q_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        self.v_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = torch.nn.Linear(d_model, d_model, bias=bias)
+
+    def forward(self, query, key, value, mask=None):
+        ### BEGIN SOLUTION
+        B, n_q, _ = query.shape
+        def split(x):  # (B, n, d_model) -> (B, h, n, d_k)
+            return x.view(B, -1, self.h, self.d_k).transpose(1, 2)
+        q, k, v = split(self.q_proj(query)), split(self.k_proj(key)), split(self.v_proj(value))
+        scores = q @ k.transpose(-2, -1) / self.d_k ** 0.5      # (B, h, n_q, n_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        out = (weights @ v).transpose(1, 2).reshape(B, n_q, -1)   # (B, n_q, d_model)
+        return self.out_proj(out), weights
+        ### END SOLUTION
+'''
+
+TEST = '''
+# MultiHeadAttention gives torch.nn.MultiheadAttention's outputs and gradients
+r = rng("mha")
+d, h, B, n = 8, 2, 2, 5
+ref = torch.nn.MultiheadAttention(d, h, bias=True, batch_first=True).double()
+with torch.no_grad():
+    for p in ref.parameters():
+        p.copy_(torch.from_numpy(r.normal(size=tuple(p.shape)) * 0.3))
+W = ref.in_proj_weight.detach().numpy(); b = ref.in_proj_bias.detach().numpy()
+state = {"q_proj.weight": W[:d], "k_proj.weight": W[d:2 * d], "v_proj.weight": W[2 * d:],
+         "q_proj.bias": b[:d], "k_proj.bias": b[d:2 * d], "v_proj.bias": b[2 * d:],
+         "out_proj.weight": ref.out_proj.weight.detach().numpy(), "out_proj.bias": ref.out_proj.bias.detach().numpy()}
+x = [r.normal(size=(B, n, d)) for _ in range(3)]
+g_out, g_w = r.normal(size=(B, n, d)), r.normal(size=(B, h, n, n))
+got = run_probe("module_forward_backward", MultiHeadAttention, {"d_model": d, "num_heads": h}, state, x,
+                upstream=[g_out, g_w])
+xs = [torch.tensor(a, requires_grad=True) for a in x]
+out, w = ref(*xs, average_attn_weights=False)
+((out * torch.from_numpy(g_out)).sum() + (w * torch.from_numpy(g_w)).sum()).backward()
+expect_array(got["outputs"][0], out.detach().numpy(), name="output", hint="compare with torch.nn.MultiheadAttention")
+expect_array(got["outputs"][1], w.detach().numpy(), name="weights",
+             hint="scores are q . k / sqrt(d_k), softmax over the keys")
+for i, name in enumerate(["query", "key", "value"]):
+    expect_array(got["input_grads"][i], xs[i].grad.numpy(), name=f"gradient for the {name}")
+expect_array(got["param_grads"]["q_proj.weight"], ref.in_proj_weight.grad[:d].numpy(), name="gradient of q_proj.weight")
+'''
+
+
+def _write_course(path):
+    notebook([
+        md("# Module exercise"),
+        setup("import numpy as np\nimport torch\nfrom autograder.testing import expect_array, rng, run_probe"),
+        solution("MultiHeadAttention", MHA),
+        graded_test_cell("test_mha_matches_torch", TEST, points=3),
+    ]).write(path)
+
+
+def test_module_probe_in_the_students_kernel(tmp_path):
+    _write_course(tmp_path / "mha.ipynb")
+    results = check_notebook(tmp_path / "mha.ipynb")
+    assert [r.passed for r in results] == [True], results[0].message
+    wrong = MHA.replace("/ self.d_k ** 0.5", "")
+    results = check_notebook(tmp_path / "mha.ipynb", extra_code=wrong.replace("### BEGIN SOLUTION", "").replace(
+        "### END SOLUTION", ""))
+    assert not results[0].passed and "differs from the reference" in results[0].message
+
+
+@needs_sandbox
+@pytest.mark.parametrize("variant,passes", [("right", True), ("unscaled", False), ("no_out_proj", False)])
+def test_module_probe_through_the_trusted_grader(tmp_path, variant, passes):
+    _write_course(tmp_path / "mha.ipynb")
+    source = load_source(tmp_path / "mha.ipynb")
+    nb = nbformat.read(str(tmp_path / "mha.ipynb"), as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    if variant == "unscaled":
+        cell.source = cell.source.replace("/ self.d_k ** 0.5", "")
+    if variant == "no_out_proj":
+        cell.source = cell.source.replace("return self.out_proj(out), weights", "return out, weights")
+    nbformat.write(nb, str(tmp_path / "student.ipynb"))
+    box = Sandbox(limits=Limits(wall_seconds=60))
+    try:
+        result = grade_submission(source, "s", "mha", tmp_path / "student.ipynb", box, salt="x")
+    finally:
+        box.kill()
+    assert result["tests"][0]["passed"] is passes, result["tests"][0]["message"]
+    assert result["score"] == (3.0 if passes else 0.0)

@@ -6,7 +6,7 @@
 
 The sandbox (bwrap) has no network, a private PID/IPC/UTS namespace, a read-only view of
 the Python installation and of this package only (not solutions/, the workspace, other
-submissions or hidden tests), and a small private /tmp. Inside it, the zygote has already
+submissions or hidden tests), and a small private /scratch to write in. Inside it, the zygote has already
 imported NumPy and PyTorch; each submission gets a forked child, an unprivileged uid and
 hard limits (see sandbox_server). Wall-clock limits are enforced here: a session that
 runs out of time has its whole sandbox killed, and the next one starts a fresh sandbox.
@@ -28,6 +28,7 @@ from . import protocol
 from .runtests import StudentError, SubmissionBroken
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+SANDBOX_SCRATCH = "/scratch"      # the only writable place inside the sandbox (besides /dev/shm)
 
 
 class SandboxUnavailable(Exception):
@@ -65,23 +66,28 @@ def _bwrap_command(python: str, privileged: bool, control_fd: int) -> list[str]:
                          "/etc/fonts", "/etc/ssl/certs") if os.path.exists(p)]
     binds += sorted({str(base), str(prefix)})
     targets = binds + ["/opt/autograder/autograder"]
+    # /tmp first (the course may live under it), then the read-only binds, then /tmp itself
+    # read-only. What a submission may write goes to /scratch, a tmpfs of its own, which the
+    # zygote empties after every submission.
+    cmd += ["--perms", "0755", "--tmpfs", "/tmp"]
     # Folders bwrap would create on the way to a mount point are root-only (0700), which an
     # unprivileged child cannot traverse: create every ancestor world-readable first.
-    ancestors = sorted({str(a) for t in targets for a in Path(t).parents if str(a) != "/"},
+    ancestors = sorted({str(a) for t in targets for a in Path(t).parents if str(a) not in ("/", "/tmp")},
                        key=lambda a: a.count("/"))
     for folder in ancestors:
         cmd += ["--perms", "0755", "--dir", folder]
     for path in binds:
         cmd += ["--ro-bind", path, path]
     cmd += ["--ro-bind", str(PACKAGE_DIR), "/opt/autograder/autograder",
+            "--remount-ro", "/tmp",
             "--proc", "/proc", "--dev", "/dev",
-            "--size", str(256 << 20), "--perms", "1777", "--tmpfs", "/tmp",
-            "--chdir", "/tmp",
+            "--size", str(256 << 20), "--perms", "1777", "--tmpfs", SANDBOX_SCRATCH,
+            "--chdir", SANDBOX_SCRATCH, "--setenv", "TMPDIR", SANDBOX_SCRATCH,
             "--setenv", "PYTHONPATH", "/opt/autograder",
             "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
             "--setenv", "PYTHONNOUSERSITE", "1",
             "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "MKL_NUM_THREADS", "1",
-            "--setenv", "MPLBACKEND", "Agg", "--setenv", "HOME", "/tmp",
+            "--setenv", "MPLBACKEND", "Agg", "--setenv", "HOME", SANDBOX_SCRATCH,
             "--setenv", "PATH", f"{prefix}/bin:/usr/bin:/bin",
             python, "-I", "-c",
             "import sys; sys.path.insert(0, '/opt/autograder'); "
@@ -257,19 +263,17 @@ class Session:
         except protocol.ProtocolError as exc:
             raise self._fail(f"the notebook's process sent invalid data ({exc})") from None
 
-    def call(self, name: str, args: tuple, kwargs: dict):
+    def _invoke(self, header: dict, args: tuple, kwargs: dict):
         value, blobs = protocol.encode([list(args), kwargs])
-        reply, rblobs = self._request({"op": "call", "name": name,
-                                       "args": {"$list": value["$list"][0]["$list"]},
-                                       "kwargs": value["$list"][1]}, blobs)
+        header = dict(header, args={"$list": value["$list"][0]["$list"]}, kwargs=value["$list"][1])
+        reply, rblobs = self._request(header, blobs)
         return self._result(reply, rblobs)
 
+    def call(self, name: str, args: tuple, kwargs: dict):
+        return self._invoke({"op": "call", "name": name}, args, kwargs)
+
     def probe(self, probe: str, target: str, args: tuple, kwargs: dict):
-        value, blobs = protocol.encode([list(args), kwargs])
-        reply, rblobs = self._request({"op": "probe", "probe": probe, "target": target,
-                                       "args": {"$list": value["$list"][0]["$list"]},
-                                       "kwargs": value["$list"][1]}, blobs)
-        return self._result(reply, rblobs)
+        return self._invoke({"op": "probe", "probe": probe, "target": target}, args, kwargs)
 
     def get(self, name: str):
         reply, blobs = self._request({"op": "get", "name": name})

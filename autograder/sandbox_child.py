@@ -127,12 +127,20 @@ def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
     return {"ok": True, "cells": outcomes, "names": names}
 
 
+def _target(ns: dict, name: str):
+    target = ns.get(name)
+    if target is None:
+        raise NameError(f"name '{name}' is not defined")
+    return target
+
+
+def _arguments(header: dict, blobs: list[bytes]) -> tuple[list, dict]:
+    return protocol.decode(header["args"], blobs), protocol.decode(header["kwargs"], blobs)
+
+
 def _call(ns: dict, header: dict, blobs: list[bytes]):
-    fn = ns.get(header["name"])
-    if fn is None:
-        raise NameError(f"name '{header['name']}' is not defined")
-    args = protocol.decode(header["args"], blobs)
-    kwargs = protocol.decode(header["kwargs"], blobs)
+    fn = _target(ns, header["name"])
+    args, kwargs = _arguments(header, blobs)
     result = fn(*args, **kwargs)
     after = [a if _is_array(a) else None for a in args]
     after_kw = {k: v for k, v in kwargs.items() if _is_array(v)}
@@ -143,12 +151,8 @@ def _call(ns: dict, header: dict, blobs: list[bytes]):
 def _probe(ns: dict, header: dict, blobs: list[bytes]):
     from autograder import probes
 
-    target = ns.get(header["target"])
-    if target is None:
-        raise NameError(f"name '{header['target']}' is not defined")
-    args = protocol.decode(header["args"], blobs)
-    kwargs = protocol.decode(header["kwargs"], blobs)
+    target = _target(ns, header["target"])
+    args, kwargs = _arguments(header, blobs)
     result = probes.PROBES[header["probe"]](target, *args, **kwargs)
     value, out = protocol.encode({"result": result, "args": [], "kwargs": {}})
     return {"ok": True, "value": value}, out
-

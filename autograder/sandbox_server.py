@@ -25,7 +25,7 @@ import time
 
 # Where a submission may write: the sandbox's private tmpfs. Without the sandbox (unsafe
 # mode) the grader passes a private temporary folder instead, never the host's /tmp.
-SCRATCH = {"root": "/tmp", "sandboxed": True}
+SCRATCH = {"root": "/scratch", "sandboxed": True}
 
 
 def _workdir() -> str:
@@ -141,10 +141,11 @@ def _prepare_child(request: dict, uid: int | None) -> None:
     if uid is not None:
         os.chown(workdir, uid, uid)
     _apply_limits(request["limits"], uid)
-    os.chdir(workdir)
-    os.environ.update(HOME=workdir, IPYTHONDIR=os.path.join(workdir, ".ipython"),
-                      MPLCONFIGDIR=os.path.join(workdir, ".mpl"))
-    log = os.open(os.path.join(workdir, ".output.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.chdir(workdir)            # holds the student's notebook and nothing else
+    private = SCRATCH["root"]
+    os.environ.update(HOME=workdir, IPYTHONDIR=os.path.join(private, ".ipython"),
+                      MPLCONFIGDIR=os.path.join(private, ".mpl"))
+    log = os.open(os.path.join(private, ".output.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(log, 1)

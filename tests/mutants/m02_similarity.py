@@ -139,6 +139,18 @@ def cosine_similarity(A, B, eps=1e-8):
     nb = np.maximum(np.sqrt((B ** 2).sum(-1)), eps)
     return np.einsum("id,jd->ij", A, B) / np.outer(na, nb)
 """,
+        "loops, math.sqrt": """
+def cosine_similarity(A, B, eps=1e-8):
+    import math
+    A, B = as_float_array(A), as_float_array(B)
+    out = np.zeros((A.shape[0], B.shape[0]), dtype=np.result_type(A, B))
+    for i, a in enumerate(A):
+        for j, b in enumerate(B):
+            la = max(math.sqrt(float(np.sum(a * a))), eps)
+            lb = max(math.sqrt(float(np.sum(b * b))), eps)
+            out[i, j] = np.sum(a * b) / (la * lb)
+    return out
+""",
     },
     "softmax": {
         "logsumexp": """

@@ -404,6 +404,10 @@ CASES = [
          "that can see it (its own kernel sees the same)"),
     Case("syntax_error", answer_case("def dot_similarity(A, B)\n    return A @ B.T\n"), flag="SyntaxError",
          what="does not parse"),
+    Case("warns_on_stderr", answer_case("import sys, warnings\nimport torch\n" + correct_code().replace(
+        "    ### BEGIN SOLUTION", "    warnings.warn('careful', UserWarning); sys.stderr.write('note\\n')\n"
+                                 "    torch.tensor([1.0]).storage()\n    ### BEGIN SOLUTION")),
+         MAX, MAX, None, "a correct answer that writes warnings to stderr (PyTorch does) keeps full marks"),
     Case("control_z", lambda f, c: write(f, base_notebook()), MAX, MAX, None, "another honest, correct submission"),
 ]
 

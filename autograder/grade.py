@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+from contextlib import contextmanager
 import fcntl
 import json
 import multiprocessing as mp
@@ -94,6 +95,17 @@ def check_sandbox(unsafe: bool) -> None:
             "Grade on a machine where it can, or pass --unsafe-no-sandbox for trusted notebooks only.")
 
 
+@contextmanager
+def workspace_lock(workspace: Path):
+    """One grading run per workspace at a time; released however the run ends."""
+    with open(workspace / ".grading.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise course.CourseError(f"another grading run is using {workspace}; wait for it to finish") from None
+        yield
+
+
 def secret(workspace: Path) -> str:
     path = workspace / "secret.key"
     if not path.exists():
@@ -155,81 +167,76 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
     source = load_source(source_path)
     workspace = Path(workspace or course.workspace()).resolve()
     workspace.mkdir(parents=True, exist_ok=True)
-    lock = open(workspace / ".grading.lock", "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise course.CourseError(f"another grading run is using {workspace}; wait for it to finish") from None
-    check_sandbox(unsafe)
-    subs = collect(Path(submissions_path), assignment, scratch=workspace)
-    salt = secret(workspace)
-    results_dir = workspace / "results" / assignment
-    results_dir.mkdir(parents=True, exist_ok=True)
-    url = db_url or default_url(workspace)
-    notebook_name = source_path.stem
-    started = time.time()
+    with workspace_lock(workspace):
+        check_sandbox(unsafe)
+        subs = collect(Path(submissions_path), assignment, scratch=workspace)
+        salt = secret(workspace)
+        results_dir = workspace / "results" / assignment
+        results_dir.mkdir(parents=True, exist_ok=True)
+        url = db_url or default_url(workspace)
+        notebook_name = source_path.stem
+        started = time.time()
 
-    done: dict[str, dict] = {}
-    todo = []
-    for sub in subs:
-        digest_now = digest(sub.notebook.read_bytes()) if sub.notebook else None
-        previous = results_dir / f"{sub.student}.json"
-        if previous.exists() and not regrade:
-            try:
-                old = json.loads(previous.read_text())
-            except (OSError, json.JSONDecodeError):
-                old = None
-            if old and old.get("digest") == digest_now and old.get("grader_version") == VERSION \
-                    and old.get("notebook") == (sub.notebook.name if sub.notebook else None):
-                done[sub.student] = old
-                continue
-        todo.append((sub.student, assignment, str(sub.notebook) if sub.notebook else None, sub.problem, salt))
+        done: dict[str, dict] = {}
+        todo = []
+        for sub in subs:
+            digest_now = digest(sub.notebook.read_bytes()) if sub.notebook else None
+            previous = results_dir / f"{sub.student}.json"
+            if previous.exists() and not regrade:
+                try:
+                    old = json.loads(previous.read_text())
+                except (OSError, json.JSONDecodeError):
+                    old = None
+                if old and old.get("digest") == digest_now and old.get("grader_version") == VERSION \
+                        and old.get("notebook") == (sub.notebook.name if sub.notebook else None):
+                    done[sub.student] = old
+                    continue
+            todo.append((sub.student, assignment, str(sub.notebook) if sub.notebook else None, sub.problem, salt))
 
-    with open_gradebook(url) as gb:
-        ensure_assignment(gb, assignment, source)
-        for result in done.values():        # reused results: make sure the gradebook has them
-            record(gb, assignment, notebook_name, result)
+        with open_gradebook(url) as gb:
+            ensure_assignment(gb, assignment, source)
+            for result in done.values():        # reused results: make sure the gradebook has them
+                record(gb, assignment, notebook_name, result)
 
-        def finish(result: dict) -> None:
-            _write_json_atomic(results_dir / f"{result['student']}.json", result)
-            _append_line(results_dir / "graded.log", f"{result['student']} {result['digest']} {result['score']}")
-            record(gb, assignment, notebook_name, result)
-            done[result["student"]] = result
+            def finish(result: dict) -> None:
+                _write_json_atomic(results_dir / f"{result['student']}.json", result)
+                _append_line(results_dir / "graded.log", f"{result['student']} {result['digest']} {result['score']}")
+                record(gb, assignment, notebook_name, result)
+                done[result["student"]] = result
 
-        n_workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
-        if todo:
-            bar = _progress(len(todo), quiet)
-            ctx = mp.get_context("spawn")
-            slots = ctx.Value("i", 0)
-            with ctx.Pool(n_workers, initializer=_init_worker,
-                          initargs=(str(source_path), slots, limits or Limits(), unsafe)) as pool:
-                for result in pool.imap_unordered(_grade_task, todo):
-                    if "error" in result:
-                        pool.terminate()
-                        raise course.CourseError(result["error"])
-                    finish(result)
-                    bar.update(1)
-            bar.close()
+            n_workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
+            if todo:
+                bar = _progress(len(todo), quiet)
+                ctx = mp.get_context("spawn")
+                slots = ctx.Value("i", 0)
+                with ctx.Pool(n_workers, initializer=_init_worker,
+                              initargs=(str(source_path), slots, limits or Limits(), unsafe)) as pool:
+                    for result in pool.imap_unordered(_grade_task, todo):
+                        if "error" in result:
+                            pool.terminate()
+                            raise course.CourseError(result["error"])
+                        finish(result)
+                        bar.update(1)
+                bar.close()
 
-    ordered = [done[s.student] for s in subs]
-    by_notebook = {s.student: s.notebook for s in subs}
-    for result in ordered:
-        write_text_atomic(workspace / "feedback" / result["student"] / assignment / "feedback.html",
-                          student_feedback(result))
-        _autograded_notebook(source, result, by_notebook[result["student"]],
-                             workspace / "autograded" / result["student"] / assignment / f"{notebook_name}.ipynb")
-    report_dir = workspace / "reports" / assignment
-    csv_path = report_dir / "grades.csv"
-    report_dir.mkdir(parents=True, exist_ok=True)
-    tmp = csv_path.with_name("grades.csv.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["student", "assignment", "score", "max_score", "flags"])
-        for r in ordered:
-            w.writerow([r["student"], assignment, f"{r['score']:g}", f"{r['max_score']:g}", "; ".join(r["flags"])])
-    tmp.replace(csv_path)
-    write_text_atomic(report_dir / "report.html", instructor_report(assignment, ordered))
-    lock.close()
+        ordered = [done[s.student] for s in subs]
+        by_notebook = {s.student: s.notebook for s in subs}
+        for result in ordered:
+            write_text_atomic(workspace / "feedback" / result["student"] / assignment / "feedback.html",
+                              student_feedback(result))
+            _autograded_notebook(source, result, by_notebook[result["student"]],
+                                 workspace / "autograded" / result["student"] / assignment / f"{notebook_name}.ipynb")
+        report_dir = workspace / "reports" / assignment
+        csv_path = report_dir / "grades.csv"
+        report_dir.mkdir(parents=True, exist_ok=True)
+        tmp = csv_path.with_name("grades.csv.tmp")
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(["student", "assignment", "score", "max_score", "flags"])
+            for r in ordered:
+                w.writerow([r["student"], assignment, f"{r['score']:g}", f"{r['max_score']:g}", "; ".join(r["flags"])])
+        tmp.replace(csv_path)
+        write_text_atomic(report_dir / "report.html", instructor_report(assignment, ordered))
     scores = [r["score"] for r in ordered]
     return {
         "assignment": assignment, "students": len(ordered), "graded": len(todo),

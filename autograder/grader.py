@@ -61,10 +61,12 @@ class RemoteFunction:
             raise SubmissionBroken("the notebook's process sent an invalid reply")
         # Mirror in-place modifications onto the caller's arrays, so that the test's own
         # check (`expect_unchanged`) sees them exactly as it would in a notebook.
-        after = list(reply["args"] or []) + [reply["kwargs"].get(k) for k in kwargs] \
-            if isinstance(reply["kwargs"], dict) else []
-        for original, changed in zip(list(args) + list(kwargs.values()), after):
+        after_args = reply["args"] if isinstance(reply["args"], list) else []
+        after_kwargs = reply["kwargs"] if isinstance(reply["kwargs"], dict) else {}
+        for original, changed in zip(args, after_args):
             self._mirror(original, changed)
+        for name, original in kwargs.items():
+            self._mirror(original, after_kwargs.get(name))
         self._inspect(reply["result"], args)
         return reply["result"]
 

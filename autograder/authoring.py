@@ -10,9 +10,13 @@ Cell ids are the grade ids (or md-N / code-N), so a rewrite diffs cleanly.
 """
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import nbformat
+
+from .notebook import hidden_line_numbers
 
 
 def _nbgrader(grade_id: str, *, grade=False, solution=False, locked=False, points=None):
@@ -78,3 +82,30 @@ class _Notebook:
 
 def notebook(cells) -> _Notebook:
     return _Notebook(cells)
+
+
+# Hidden regions must not tell students their inputs: a failure there shows the author's
+# reason, which names the check. A name like f"out (n={n})" or "weights for a (3, 7) mask"
+# would hand out the hidden shapes, so such strings are refused.
+_STATES_VALUES = re.compile(r"\(\s*-?\d+\s*,\s*-?\d|\b[A-Za-z_]\w*\s*=\s*-?\d")
+
+
+def hidden_text_problems(test_source: str) -> list[str]:
+    """Strings in the hidden regions of a test cell that would carry hidden inputs into
+    feedback: f-strings with values (except rng keys), and literals stating shapes or
+    parameter values such as "(3, 7)" or "n=5"."""
+    hidden = hidden_line_numbers(test_source)
+    if not hidden:
+        return []
+    tree = ast.parse(test_source)
+    rng_keys = {id(arg) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "rng" for arg in node.args}
+    problems = []
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) not in hidden or id(node) in rng_keys:
+            continue
+        if isinstance(node, ast.JoinedStr) and any(isinstance(v, ast.FormattedValue) for v in node.values):
+            problems.append(f"line {node.lineno}: f-string {ast.unparse(node)[:80]}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _STATES_VALUES.search(node.value):
+            problems.append(f"line {node.lineno}: {node.value[:80]!r}")
+    return problems

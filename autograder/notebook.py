@@ -72,6 +72,19 @@ def strip_hidden(source: str) -> str:
                   source, flags=re.S)
 
 
+def hidden_line_numbers(source: str) -> set[int]:
+    """Line numbers (from 1) of the hidden regions, their markers included."""
+    lines, inside = set(), False
+    for number, line in enumerate(source.splitlines(), start=1):
+        if line.strip().startswith(HIDDEN_BEGIN):
+            inside = True
+        if inside:
+            lines.add(number)
+        if line.strip().startswith(HIDDEN_END):
+            inside = False
+    return lines
+
+
 def hidden_parts(source: str) -> list[str]:
     return re.findall(re.escape(HIDDEN_BEGIN) + r"(.*?)" + re.escape(HIDDEN_END), source, flags=re.S)
 

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from .notebook import HIDDEN_BEGIN, HIDDEN_END, SourceNotebook
+from .notebook import SourceNotebook, hidden_line_numbers
 from .testing import TestFailure
 
 _transform = TransformerManager().transform_cell
@@ -82,21 +82,9 @@ def describe_failure(exc: BaseException, hidden: bool = False) -> str:
     return f"the result could not be checked ({type(exc).__name__}: {text})"[:500]
 
 
-def _hidden_lines(source: str) -> set[int]:
-    lines, inside = set(), False
-    for number, line in enumerate(source.splitlines(), start=1):
-        if line.strip().startswith(HIDDEN_BEGIN):
-            inside = True
-        if inside:
-            lines.add(number)
-        if line.strip().startswith(HIDDEN_END):
-            inside = False
-    return lines
-
-
 def _failed_in_hidden(test, tb) -> bool:
     """Did the failure come from a line inside the cell's hidden region?"""
-    hidden = _hidden_lines(test.source)
+    hidden = hidden_line_numbers(test.source)
     if not hidden:
         return False
     line = None

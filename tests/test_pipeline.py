@@ -165,3 +165,13 @@ def test_stock_nbgrader_autograde_also_grades_on_results(tmp_path):
     rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(tmp_path / "grades.csv"))}
     max_score = load_source(source_path("02_similarity")).max_score
     assert rows == {"solution": max_score, "noisy": max_score, "untouched": 0.0}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_hidden_regions_state_no_hidden_inputs(assignment):
+    """No test name, message or hint inside a hidden region carries hidden shapes or values."""
+    from autograder.authoring import hidden_text_problems
+
+    problems = [f"{t.grade_id} {p}" for t in load_source(source_path(assignment)).tests
+                for p in hidden_text_problems(t.source)]
+    assert not problems, "hidden regions state hidden inputs:\n" + "\n".join(problems)

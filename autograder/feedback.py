@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import io
-from pathlib import Path
+from .flags import messages
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -34,8 +34,9 @@ def student_feedback(result: dict) -> str:
                     f"<td>{t['points']:g} / {t['max_points']:g}</td><td>{status}</td>"
                     f"<td>{html.escape(t['message'])}</td></tr>")
     flags = ""
-    if result["flags"]:
-        items = "".join(f"<li>{html.escape(f)}</li>" for f in result["flags"])
+    visible = messages(result["flags"], student=True)
+    if visible:
+        items = "".join(f"<li>{html.escape(f)}</li>" for f in visible)
         flags = f"<div class='flags'><strong>Notes on your submission</strong><ul>{items}</ul></div>"
     body = (f"<h1>{html.escape(result['assignment'])}: feedback for {html.escape(result['student'])}</h1>"
             f"<p class='score'>Score: <strong>{result['score']:g} / {result['max_score']:g}</strong></p>{flags}"
@@ -72,15 +73,15 @@ def instructor_report(assignment: str, results: list[dict]) -> str:
     mean = sum(scores) / len(scores)
     tests = results[0]["tests"]
     pass_rows = []
-    for i, t in enumerate(tests):
-        passed = sum(1 for r in results if r["tests"][i]["passed"])
+    for t in tests:
+        passed = sum(1 for r in results for u in r["tests"] if u["grade_id"] == t["grade_id"] and u["passed"])
         rate = passed / len(results)
         pass_rows.append(f"<tr><td><code>{html.escape(t['grade_id'])}</code></td><td>{t['max_points']:g}</td>"
                          f"<td>{passed} / {len(results)}</td><td>{rate:.0%}</td></tr>")
     flagged = [r for r in results if r["flags"]]
     flag_rows = "".join(
         f"<tr><td>{html.escape(r['student'])}</td><td>{r['score']:g}</td><td><ul>"
-        + "".join(f"<li>{html.escape(f)}</li>" for f in r["flags"]) + "</ul></td></tr>" for r in flagged)
+        + "".join(f"<li>{html.escape(m)}</li>" for m in messages(r["flags"])) + "</ul></td></tr>" for r in flagged)
     body = (f"<h1>{html.escape(assignment)}: grading report</h1>"
             f"<p>{len(results)} submissions; mean score {mean:.2f} of {max_score:g}; "
             f"{sum(1 for s in scores if s == max_score)} with full marks; {len(flagged)} flagged.</p>"
@@ -91,10 +92,3 @@ def instructor_report(assignment: str, results: list[dict]) -> str:
             + ("<table><tr><th>student</th><th>score</th><th>reasons</th></tr>" + flag_rows + "</table>"
                if flagged else "<p>None.</p>"))
     return _page(f"Report: {assignment}", body)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)

@@ -1,78 +1,165 @@
 """`autograder grade ASSIGNMENT SUBMISSIONS`: grade a whole class, in parallel, safely.
 
-Workers (one per core by default) each keep one warm sandbox and grade one submission at
-a time; this parent process is the only writer of results, the gradebook, grades.csv,
-feedback and the report. Each student's result is written (atomically) as soon as it is
-known, so a run that is killed can be started again: students already graded, whose
-notebook has not changed since, are not graded again (`--regrade` forces it).
-Re-grading gives identical results: inputs are drawn from a secret kept in the workspace.
-
-Workspace (grading/ by default, or --workspace):
-    gradebook.db                      nbgrader's gradebook (or --db URL)
-    secret.key                        seeds the tests' inputs at grading time; keep it private
-    results/A/STUDENT.json            each student's full result
-    results/A/graded.log              one line per grading actually done
-    feedback/STUDENT/A/feedback.html  what students get back
-    autograded/STUDENT/A/NB.ipynb     the submission with its test results, for formgrader
-    reports/A/grades.csv, report.html the class's scores, and the instructor's report
+Workers (one per core by default) start first, each warming one sandbox, while this parent
+collects and reads the submissions and opens the gradebook. Each worker grades one
+submission at a time. The parent is the only writer of results, the gradebook, grades.csv,
+feedback and the report (through `workspace` and `gradebook`), and it watches every
+submission: a worker that dies or stops answering is replaced, and the student it was
+grading gets a flagged 0; the run goes on. Each student's result is written as soon as it
+is known, so a run that is killed can be started again: a result is reused while the
+notebook and everything that decides its grade (tests, grader, limits, secret) are
+unchanged (`--regrade` forces grading). Inputs are drawn from the workspace's secret and
+the student's id, so re-grading gives identical results.
 """
 from __future__ import annotations
 
 import argparse
-import csv
-from contextlib import contextmanager
-import fcntl
-import json
 import multiprocessing as mp
 import os
-import secrets
 import subprocess
 import sys
 import time
+from multiprocessing.connection import wait
 from pathlib import Path
 
-import nbformat
-
 from . import course
-from .feedback import instructor_report, student_feedback, write_text_atomic
-from .gradebook import default_url, ensure_assignment, open_gradebook, record
-from .grader import VERSION, digest, grade_submission
-from .notebook import load_source, read_notebook, NotebookError, nbgrader_meta
-from .sandbox import Limits, Sandbox, SandboxUnavailable, bwrap_path
-from .submissions import collect
+from .flags import Flag, flag
+from .grader import digest, grade_submission, student_salt
+from .notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, read_regular_file
+from .sandbox import Limits, Sandbox, SandboxUnavailable, bwrap_path, remove_stale_cgroups
+from .submissions import Submission, collect
+from .workspace import Workspace
 
 
 # ------------------------------------------------------------------------ workers
-_WORKER: dict = {}
-
-
-def _init_worker(source_path: str, slots, limits: Limits, unsafe: bool) -> None:
+def _worker_main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
+    """A grading worker: one warm sandbox, one submission at a time, until told to stop."""
     import torch
 
     torch.set_num_threads(1)
-    with slots.get_lock():
-        slot = slots.value
-        slots.value += 1
-    _WORKER["source"] = load_source(source_path)
-    _WORKER["box"] = Sandbox(slot=slot, limits=limits, unsafe=unsafe)
-
-
-def _grade_task(task: tuple) -> dict:
-    student, assignment, notebook, problem, salt = task
-    box: Sandbox = _WORKER["box"]
+    source = load_source(source_path)
+    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe)
     try:
-        return grade_submission(_WORKER["source"], student, assignment,
-                                Path(notebook) if notebook else None, box, salt, problem)
+        box.start()
     except SandboxUnavailable as exc:
-        return {"student": student, "error": f"the sandbox could not start: {exc}"}
-    except Exception as exc:  # noqa: BLE001 (one submission must never stop the class's grading)
-        import traceback
+        conn.send(("unavailable", str(exc)))
+        return
+    conn.send(("ready", None))
+    try:
+        while True:
+            task = conn.recv()
+            if task is None:
+                return
+            student, assignment, data, name, problem, salt = task
+            try:
+                result = grade_submission(source, student, assignment, data, name, box, salt, problem)
+            except SandboxUnavailable as exc:
+                conn.send(("unavailable", str(exc)))
+                return
+            except Exception as exc:  # noqa: BLE001 (one submission must never stop the class's grading)
+                box.kill()
+                detail = f"{type(exc).__name__} in the grader"
+                result = grade_submission(source, student, assignment, None, None, box, salt,
+                                          flag("internal", detail=detail))
+            conn.send(("result", result))
+    except (EOFError, OSError):
+        return
+    finally:
+        box.close()
 
-        _WORKER["box"].kill()
-        detail = traceback.format_exc(limit=3).strip().splitlines()[-1]
-        return grade_submission(_WORKER["source"], student, assignment, None, box, salt,
-                                f"internal grading error, graded 0: {type(exc).__name__} ({detail[:200]}); "
-                                "please report it")
+
+class _Worker:
+    def __init__(self, ctx, slot: int, source_path: Path, limits: Limits, unsafe: bool):
+        self.slot = slot
+        self.conn, theirs = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(theirs, slot, str(source_path), limits, unsafe),
+                                daemon=True, name=f"grading-worker-{slot}")
+        self.proc.start()
+        theirs.close()
+        self.ready = False
+        self.task: tuple | None = None
+        self.started = 0.0
+
+    def give(self, task: tuple) -> None:
+        self.task, self.started = task, time.monotonic()
+        self.conn.send(task)
+
+    def stop(self, kill: bool = False) -> None:
+        if not kill:
+            try:
+                self.conn.send(None)
+            except OSError:
+                kill = True
+        if kill:
+            self.proc.kill()
+        self.proc.join(timeout=10)
+        self.conn.close()
+
+
+class _Pool:
+    """Workers the parent watches: a task that outlives `limits.grace_seconds`, or a worker
+    that dies, costs that student a flagged 0 and the worker is replaced."""
+
+    def __init__(self, n: int, source_path: Path, limits: Limits, unsafe: bool):
+        self.ctx = mp.get_context("spawn")
+        self.source_path, self.limits, self.unsafe = source_path, limits, unsafe
+        self.next_slot = 0
+        self.workers = [self._spawn() for _ in range(n)]
+        self.failed_starts = 0
+
+    def _spawn(self) -> _Worker:
+        slot = self.next_slot % 64          # slots name uids and cgroups; they are reused
+        self.next_slot += 1
+        return _Worker(self.ctx, slot, self.source_path, self.limits, self.unsafe)
+
+    def _replace(self, worker: _Worker) -> None:
+        worker.stop(kill=True)
+        self.workers[self.workers.index(worker)] = self._spawn()
+
+    def run(self, tasks: list[tuple], on_result) -> None:
+        queue = list(tasks)
+        while queue or any(w.task for w in self.workers):
+            for w in self.workers:
+                if w.ready and w.task is None and queue:
+                    w.give(queue.pop(0))
+            ready = wait([w.conn for w in self.workers] + [w.proc.sentinel for w in self.workers], timeout=1.0)
+            for w in list(self.workers):
+                if w.conn in ready:
+                    try:
+                        kind, payload = w.conn.recv()
+                    except (EOFError, OSError):
+                        self._lost(w, on_result, "the grading worker ended unexpectedly")
+                        continue
+                    if kind == "ready":
+                        w.ready, self.failed_starts = True, 0
+                    elif kind == "result":
+                        w.task = None
+                        on_result(payload)
+                    elif kind == "unavailable":
+                        raise course.CourseError(f"the sandbox could not start: {payload}")
+                elif w.proc.sentinel in ready or not w.proc.is_alive():
+                    self._lost(w, on_result, "the grading worker ended unexpectedly")
+                elif w.task and time.monotonic() - w.started > self.limits.grace_seconds:
+                    self._lost(w, on_result, None)
+
+    def _lost(self, w: _Worker, on_result, why: str | None) -> None:
+        task = w.task
+        if not w.ready:
+            self.failed_starts += 1
+            if self.failed_starts >= 3:
+                raise course.CourseError("grading workers keep failing to start; run with a single "
+                                         "submission to see why")
+        self._replace(w)
+        if task is not None:
+            student, assignment, _data, name, _problem, salt = task
+            seconds = self.limits.grace_seconds
+            problem = flag("unresponsive", seconds=seconds) if why is None else flag("internal", detail=why)
+            on_result({"student": student, "abandoned": problem.to_dict(), "notebook": name})
+
+    def close(self) -> None:
+        for w in self.workers:
+            w.stop(kill=w.task is not None)
+        remove_stale_cgroups()
 
 
 # ------------------------------------------------------------------------ helpers
@@ -95,52 +182,37 @@ def check_sandbox(unsafe: bool) -> None:
             "Grade on a machine where it can, or pass --unsafe-no-sandbox for trusted notebooks only.")
 
 
-@contextmanager
-def workspace_lock(workspace: Path):
-    """One grading run per workspace at a time; released however the run ends."""
-    with open(workspace / ".grading.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise course.CourseError(f"another grading run is using {workspace}; wait for it to finish") from None
-        yield
-
-
-def secret(workspace: Path) -> str:
-    path = workspace / "secret.key"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32))
-    return path.read_text().strip()
-
-
-def _write_json_atomic(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-
-
-def _append_line(path: Path, line: str) -> None:
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(line + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _autograded_notebook(source, result: dict, notebook: Path | None, out: Path) -> None:
-    """The submission with the instructor's test cells and their outcomes, for formgrader."""
-    if notebook is None:
-        return
+def _read(sub: Submission) -> tuple[bytes | None, Flag | None]:
+    """The submission's bytes, read once, here, from a regular file of the student's own."""
+    if sub.problem is not None or sub.notebook is None:
+        return None, sub.problem or flag("no-notebook")
     try:
-        nb = read_notebook(notebook)
+        return read_regular_file(sub.notebook), None
+    except NotebookError as exc:
+        return None, flag("corrupt", detail=str(exc))
+
+
+def _abandoned(source, result: dict, assignment: str) -> dict:
+    """The record of a submission whose grading was abandoned (worker lost)."""
+    problem = Flag(**result["abandoned"])
+    return {"student": result["student"], "assignment": assignment, "notebook": result.get("notebook"),
+            "digest": None, "score": 0.0, "max_score": source.max_score,
+            "tests": [{"grade_id": t.grade_id, "description": t.description, "points": 0.0,
+                       "max_points": t.points, "passed": False, "message": problem.message,
+                       "hidden": t.has_hidden} for t in source.tests],
+            "flags": [problem.to_dict()], "seconds": 0.0}
+
+
+def _autograded(source, result: dict, data: bytes | None):
+    """The submission with the instructor's test cells and their outcomes, for formgrader."""
+    import nbformat
+
+    if data is None:
+        return None
+    try:
+        nb = parse_notebook(data, result.get("notebook") or "notebook")
     except NotebookError:
-        return
+        return None
     tests = {t["grade_id"]: t for t in result["tests"]}
     originals = {t.grade_id: t.source for t in source.tests}
     for cell in nb.cells:
@@ -149,13 +221,11 @@ def _autograded_notebook(source, result: dict, notebook: Path | None, out: Path)
             cell.outputs, cell.execution_count = [], None
         if gid in tests:
             cell.source = originals[gid]
-            t = tests[gid]
-            if not t["passed"]:
-                cell.outputs = [nbformat.v4.new_output("error", ename="TestFailure", evalue=t["message"],
-                                                       traceback=[t["message"]])]
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(out))
+            if not tests[gid]["passed"]:
+                message = tests[gid]["message"]
+                cell.outputs = [nbformat.v4.new_output("error", ename="TestFailure", evalue=message,
+                                                       traceback=[message])]
+    return nb
 
 
 # ------------------------------------------------------------------------ main entry
@@ -163,97 +233,90 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
           workspace: Path | None = None, db_url: str | None = None, limits: Limits | None = None,
           regrade: bool = False, unsafe: bool = False, quiet: bool = False) -> dict:
     """Grade every submission; returns a summary dict. Raises CourseError for user errors."""
+    from .feedback import instructor_report, student_feedback
+    from .gradebook import ensure_assignment, open_gradebook, record
+
     source_path = course.source_notebook(assignment)
     source = load_source(source_path)
-    workspace = Path(workspace or course.workspace()).resolve()
-    workspace.mkdir(parents=True, exist_ok=True)
-    with workspace_lock(workspace):
+    limits = limits or Limits()
+    ws = Workspace(Path(workspace or course.workspace()), assignment)
+    started = time.time()
+    with ws.lock():
         check_sandbox(unsafe)
-        subs = collect(Path(submissions_path), assignment, scratch=workspace)
-        salt = secret(workspace)
-        results_dir = workspace / "results" / assignment
-        results_dir.mkdir(parents=True, exist_ok=True)
-        url = db_url or default_url(workspace)
-        notebook_name = source_path.stem
-        started = time.time()
+        n_workers = max(1, workers or os.cpu_count() or 1)
+        pool = _Pool(n_workers, source_path, limits, unsafe)     # warms up while we collect
+        try:
+            subs = collect(Path(submissions_path), assignment, scratch=ws.root)
+            secret = ws.secret()
+            key = ws.resume_key(source_path, limits, secret)
+            url = db_url or ws.default_db_url()
+            notebook_name = source_path.stem
 
-        done: dict[str, dict] = {}
-        todo = []
-        for sub in subs:
-            digest_now = digest(sub.notebook.read_bytes()) if sub.notebook else None
-            previous = results_dir / f"{sub.student}.json"
-            if previous.exists() and not regrade:
-                try:
-                    old = json.loads(previous.read_text())
-                except (OSError, json.JSONDecodeError):
-                    old = None
-                if old and old.get("digest") == digest_now and old.get("grader_version") == VERSION \
-                        and old.get("notebook") == (sub.notebook.name if sub.notebook else None):
+            done: dict[str, dict] = {}
+            data: dict[str, bytes | None] = {}
+            todo = []
+            for sub in subs:
+                data[sub.student], problem = _read(sub)
+                digest_now = digest(data[sub.student]) if data[sub.student] else None
+                name = sub.notebook.name if sub.notebook else None
+                old = None if regrade else ws.load_result(sub.slug)
+                if old and old.get("key") == key and old.get("digest") == digest_now \
+                        and old.get("notebook") == name and old.get("student") == sub.student:
                     done[sub.student] = old
                     continue
-            todo.append((sub.student, assignment, str(sub.notebook) if sub.notebook else None, sub.problem, salt))
+                todo.append((sub.student, assignment, data[sub.student], name, problem,
+                             student_salt(secret, assignment, sub.student)))
+            slugs = {s.student: s.slug for s in subs}
+            for s in list(pool.workers)[len(todo):]:     # more workers than work
+                pool.workers.remove(s)
+                s.stop(kill=True)
 
-        with open_gradebook(url) as gb:
-            ensure_assignment(gb, assignment, source)
-            for result in done.values():        # reused results: make sure the gradebook has them
-                record(gb, assignment, notebook_name, result)
+            with open_gradebook(url) as gb:
+                ensure_assignment(gb, assignment, source)
+                for result in done.values():        # reused results: make sure the gradebook has them
+                    record(gb, assignment, notebook_name, result)
 
-            def finish(result: dict) -> None:
-                _write_json_atomic(results_dir / f"{result['student']}.json", result)
-                _append_line(results_dir / "graded.log", f"{result['student']} {result['digest']} {result['score']}")
-                record(gb, assignment, notebook_name, result)
-                done[result["student"]] = result
+                def finish(result: dict) -> None:
+                    if "abandoned" in result:
+                        result = _abandoned(source, result, assignment)
+                    result["key"] = key
+                    ws.save_result(slugs[result["student"]], result)
+                    record(gb, assignment, notebook_name, result)
+                    done[result["student"]] = result
+                    bar.update(1)
 
-            n_workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
-            if todo:
                 bar = _progress(len(todo), quiet)
-                ctx = mp.get_context("spawn")
-                slots = ctx.Value("i", 0)
-                with ctx.Pool(n_workers, initializer=_init_worker,
-                              initargs=(str(source_path), slots, limits or Limits(), unsafe)) as pool:
-                    for result in pool.imap_unordered(_grade_task, todo):
-                        if "error" in result:
-                            pool.terminate()
-                            raise course.CourseError(result["error"])
-                        finish(result)
-                        bar.update(1)
+                if todo:
+                    pool.run(todo, finish)
                 bar.close()
+        finally:
+            pool.close()
 
         ordered = [done[s.student] for s in subs]
-        by_notebook = {s.student: s.notebook for s in subs}
-        for result in ordered:
-            write_text_atomic(workspace / "feedback" / result["student"] / assignment / "feedback.html",
-                              student_feedback(result))
-            _autograded_notebook(source, result, by_notebook[result["student"]],
-                                 workspace / "autograded" / result["student"] / assignment / f"{notebook_name}.ipynb")
-        report_dir = workspace / "reports" / assignment
-        csv_path = report_dir / "grades.csv"
-        report_dir.mkdir(parents=True, exist_ok=True)
-        tmp = csv_path.with_name("grades.csv.tmp")
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(["student", "assignment", "score", "max_score", "flags"])
-            for r in ordered:
-                w.writerow([r["student"], assignment, f"{r['score']:g}", f"{r['max_score']:g}", "; ".join(r["flags"])])
-        tmp.replace(csv_path)
-        write_text_atomic(report_dir / "report.html", instructor_report(assignment, ordered))
+        for sub, result in zip(subs, ordered):
+            ws.write_feedback(sub.slug, student_feedback(result))
+            nb = _autograded(source, result, data[sub.student])
+            if nb is not None:
+                ws.write_autograded(sub.slug, notebook_name, nb)
+        csv_path = ws.write_csv(ordered)
+        report = ws.write_report(instructor_report(assignment, ordered))
     scores = [r["score"] for r in ordered]
     return {
         "assignment": assignment, "students": len(ordered), "graded": len(todo),
         "reused": len(ordered) - len(todo), "seconds": round(time.time() - started, 1),
-        "workers": n_workers if todo else 0, "mean": sum(scores) / len(scores),
+        "workers": min(n_workers, len(todo)), "mean": sum(scores) / len(scores),
         "max_score": source.max_score,
         "full_marks": sum(1 for r in ordered if r["score"] == r["max_score"]),
         "flagged": sum(1 for r in ordered if r["flags"]),
-        "grades_csv": str(csv_path), "report": str(report_dir / "report.html"),
-        "feedback_dir": str(workspace / "feedback"), "db_url": url,
+        "grades_csv": str(csv_path), "report": str(report),
+        "feedback_dir": str(ws.feedback_dir), "db_url": url,
     }
 
 
 def _progress(total: int, quiet: bool):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc="grading", unit="student", disable=quiet, file=sys.stderr,
+    return tqdm(total=total, desc="grading", unit="student", disable=quiet or not total, file=sys.stderr,
                 mininterval=0.3, dynamic_ncols=True)
 
 

@@ -15,10 +15,6 @@ from nbgrader.api import Gradebook, MissingEntry
 from .notebook import SourceNotebook
 
 
-def default_url(workspace) -> str:
-    return f"sqlite:///{workspace / 'gradebook.db'}"
-
-
 def _alembic_on_path() -> None:
     """nbgrader runs `alembic` by name: make sure this environment's bin/ is on PATH."""
     bindir = str(Path(sys.executable).parent)
@@ -49,7 +45,8 @@ def ensure_assignment(gb: Gradebook, assignment: str, source: SourceNotebook) ->
 
 
 def record(gb: Gradebook, assignment: str, notebook: str, result: dict) -> None:
-    """Write one student's per-test scores; idempotent."""
+    """Write one student's per-test scores; idempotent. Manual scores an instructor entered
+    in formgrader are kept (nbgrader's own autograde keeps them too)."""
     student = result["student"]
     gb.update_or_create_student(student)
     try:
@@ -62,7 +59,6 @@ def record(gb: Gradebook, assignment: str, notebook: str, result: dict) -> None:
             continue
         for grade in nb.grades:
             grade.auto_score = float(scores.get(grade.name, 0.0))
-            grade.manual_score = None
             grade.needs_manual_grade = False
         nb.flagged = bool(result["flags"])
     gb.db.commit()

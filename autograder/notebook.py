@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+
+from .protocol import json_nesting
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
@@ -52,8 +56,14 @@ class SourceNotebook:
 
 
 def nbgrader_meta(cell) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return meta if isinstance(meta, dict) else {}
+    """A cell's nbgrader metadata; a grade_id that is not a string counts as none."""
+    metadata = cell.get("metadata", {}) if isinstance(cell, dict) else {}
+    meta = metadata.get("nbgrader", {}) if isinstance(metadata, dict) else {}
+    if not isinstance(meta, dict):
+        return {}
+    if "grade_id" in meta and not isinstance(meta["grade_id"], str):
+        meta = {k: v for k, v in meta.items() if k != "grade_id"}
+    return meta
 
 
 def is_test_cell(cell) -> bool:
@@ -67,9 +77,17 @@ def is_answer_cell(cell) -> bool:
 
 
 def strip_hidden(source: str) -> str:
-    """The source with ### BEGIN/END HIDDEN TESTS regions removed (as nbgrader releases it)."""
-    return re.sub(re.escape(HIDDEN_BEGIN) + r".*?" + re.escape(HIDDEN_END) + r"\n?", "",
-                  source, flags=re.S)
+    """The source with ### BEGIN/END HIDDEN TESTS regions removed (as nbgrader releases
+    it), in one pass over the lines, whatever a submitted cell holds."""
+    kept, inside = [], False
+    for line in source.splitlines(keepends=True):
+        if not inside and line.strip().startswith(HIDDEN_BEGIN):
+            inside = True
+        if not inside:
+            kept.append(line)
+        elif HIDDEN_END in line:
+            inside = False
+    return "".join(kept)
 
 
 def hidden_line_numbers(source: str) -> set[int]:
@@ -110,23 +128,60 @@ def top_level_names(source: str) -> list[str]:
     return names
 
 
+MAX_NOTEBOOK_BYTES = 32 << 20
+MAX_JSON_DEPTH = 64
+
+
+def read_regular_file(path: str | Path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
+    """The bytes of a regular file, read without following a symlink at the last step and
+    without blocking on a FIFO or device; larger than `limit` is an error."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise NotebookError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotebookError(f"{path.name} is not a regular file")
+        if info.st_size > limit:
+            raise NotebookError(f"{path.name} is larger than {limit >> 20} MiB")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise NotebookError(f"{path.name} is larger than {limit >> 20} MiB")
+    return data
+
+
 def read_notebook(path: str | Path) -> nbformat.NotebookNode:
     """Read and validate a notebook; any problem becomes one NotebookError line."""
     path = Path(path)
+    return parse_notebook(read_regular_file(path), path.name)
+
+
+def parse_notebook(raw: bytes, name: str = "notebook") -> nbformat.NotebookNode:
+    """Parse and validate notebook bytes, in bounded time and memory; any problem becomes
+    one NotebookError line (never a RecursionError or a crash of the caller)."""
+    if len(raw) > MAX_NOTEBOOK_BYTES:
+        raise NotebookError(f"{name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise NotebookError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotebookError(f"{name} is not a notebook (not UTF-8 text)") from None
+    if json_nesting(raw) > MAX_JSON_DEPTH:
+        raise NotebookError(f"{name} is not a notebook (its JSON nests more than {MAX_JSON_DEPTH} deep)")
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise NotebookError(f"{path.name} is not a notebook (invalid JSON: {exc})") from None
+        data = json.loads(text)
+    except (json.JSONDecodeError, ValueError, RecursionError) as exc:   # ValueError: 5,000-digit numbers
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise NotebookError(f"{name} is not a notebook (invalid JSON: {reason})") from None
+    path = Path(name)
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError(f"{path.name} is not a notebook (no list of cells)")
     try:
         nb = nbformat.reads(json.dumps(data), as_version=4)
     except Exception as exc:  # nbformat raises several types for broken notebooks
-        raise NotebookError(f"{path.name} is not a valid notebook: {str(exc).splitlines()[0]}") from None
+        first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise NotebookError(f"{path.name} is not a valid notebook: {first}") from None
     for cell in nb.cells:
         if not isinstance(cell.get("source", ""), str):
             raise NotebookError(f"{path.name} has a cell whose source is not text")

@@ -5,7 +5,9 @@ lengths the header lists. Values are JSON with tagged objects:
 
     {"$nd": {"dtype", "shape", "blob", "sub"}}  a NumPy array ("sub": the subclass name, if any)
     {"$t": {"dtype", "shape", "blob", "grad"}}  a torch tensor
-    {"$tuple": [...]} {"$list": [...]} {"$dict": [[key, value], ...]}
+    {"$tuple": [...]} {"$list": [...]} {"$dict": [[key, value], ...]}   (subclasses such as
+                                                namedtuples travel as their plain base type)
+    {"$np": {"dtype", "blob"}}                  a NumPy scalar (np.float64(1.5) stays one)
     {"$f": "nan" | "inf" | "-inf"}              non-finite Python floats
     {"$opaque": {"type", "repr"}}               anything else: type name and a short repr only
 
@@ -16,8 +18,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import socket
 import struct
+import time
 from typing import Any
 
 import numpy as np
@@ -26,10 +30,16 @@ MAX_MESSAGE = 256 << 20      # bytes in one message
 MAX_DEPTH = 32
 MAX_ITEMS = 100_000          # list/tuple/dict entries in one value
 MAX_STR = 100_000            # characters in one string
+MAX_HEADER = 64 << 20        # bytes of JSON in one message
 DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"}
 TORCH_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64",
                 "complex64", "complex128"}
+
+
+def clean_text(text: str, limit: int = 2000) -> str:
+    """Text that is safe to store and show: valid UTF-8 (lone surrogates replaced), capped."""
+    return text[:limit].encode("utf-8", "replace").decode("utf-8")
 
 
 class ProtocolError(Exception):
@@ -64,14 +74,19 @@ def encode(value: Any) -> tuple[Any, list[bytes]]:
     def enc(v: Any, depth: int) -> Any:
         if depth > MAX_DEPTH:
             raise ValueError("value nested too deeply")
-        if v is None or isinstance(v, bool) or type(v) is str:
-            return v[:MAX_STR] if type(v) is str else v
+        if v is None or type(v) is bool:
+            return v
+        if isinstance(v, str):
+            return clean_text(str.__str__(v), MAX_STR)
         if type(v) is int:
             return v if abs(v) < 2**63 else {"$opaque": {"type": "int", "repr": "a very large int"}}
         if type(v) is float:
             return v if math.isfinite(v) else {"$f": "nan" if v != v else ("inf" if v > 0 else "-inf")}
         if isinstance(v, np.generic) and type(v).__module__ == "numpy":
-            return enc(np.asarray(v).reshape(()), depth)
+            if v.dtype.name not in DTYPES:
+                return {"$opaque": {"type": f"numpy.{v.dtype.name}", "repr": ""}}
+            blobs.append(np.asarray(v).astype(v.dtype.newbyteorder("<")).tobytes())
+            return {"$np": {"dtype": v.dtype.name, "blob": len(blobs) - 1}}
         if isinstance(v, np.ndarray):
             arr = np.ascontiguousarray(np.ndarray.view(v, np.ndarray))
             if arr.dtype.name not in DTYPES:
@@ -88,16 +103,20 @@ def encode(value: Any) -> tuple[Any, list[bytes]]:
             blobs.append(t.numpy().tobytes())
             return {"$t": {"dtype": name, "shape": list(t.shape), "blob": len(blobs) - 1,
                            "grad": bool(v.requires_grad)}}
-        if type(v) in (list, tuple, dict):
+        if isinstance(v, (list, tuple, dict)):
+            # Subclasses (namedtuples, OrderedDicts) travel as their plain base type: the
+            # items are what the student's kernel would compare.
             if id(v) in seen:
                 raise ValueError("value contains itself")
             seen.add(id(v))
-            if len(v) > MAX_ITEMS:
+            base = dict if isinstance(v, dict) else tuple if isinstance(v, tuple) else list
+            items = list(dict.items(v)) if base is dict else list(base.__iter__(v))
+            if len(items) > MAX_ITEMS:
                 raise ValueError("too many items")
-            if type(v) is dict:
-                out = {"$dict": [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in v.items()]}
+            if base is dict:
+                out = {"$dict": [[enc(k, depth + 1), enc(x, depth + 1)] for k, x in items]}
             else:
-                out = {"$" + type(v).__name__: [enc(x, depth + 1) for x in v]}
+                out = {"$" + base.__name__: [enc(x, depth + 1) for x in items]}
             seen.discard(id(v))
             return out
         try:
@@ -117,10 +136,12 @@ def decode(obj: Any, blobs: list[bytes]) -> Any:
         count[0] += 1
         if depth > MAX_DEPTH + 2 or count[0] > 10 * MAX_ITEMS:
             raise ProtocolError("value too deep or too large")
-        if o is None or isinstance(o, (bool, str)):
-            if isinstance(o, str) and len(o) > MAX_STR:
-                raise ProtocolError("string too long")
+        if o is None or isinstance(o, bool):
             return o
+        if isinstance(o, str):
+            if len(o) > MAX_STR:
+                raise ProtocolError("string too long")
+            return clean_text(o, MAX_STR)
         if isinstance(o, int):
             if abs(o) >= 2**63:
                 raise ProtocolError("integer out of range")
@@ -148,6 +169,8 @@ def decode(obj: Any, blobs: list[bytes]) -> Any:
                 return Opaque(str(body.get("type", "?"))[:200], str(body.get("repr", ""))[:200])
             if tag in ("$nd", "$t") and isinstance(body, dict):
                 return _array(tag, body, blobs)
+            if tag == "$np" and isinstance(body, dict):
+                return _array("$nd", dict(body, shape=[], sub=""), blobs)[()]
         raise ProtocolError(f"unknown value of type {type(o).__name__}")
 
     return dec(obj, 0)
@@ -190,9 +213,14 @@ def send(sock: socket.socket, header: dict, blobs: list[bytes] = ()) -> None:
     sock.sendall(pack(header, blobs))
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     chunks, got = [], 0
     while got < n:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise socket.timeout("deadline passed")
+            sock.settimeout(remaining)
         chunk = sock.recv(min(n - got, 1 << 20))
         if not chunk:
             raise EOFError("connection closed")
@@ -201,17 +229,38 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def recv(sock: socket.socket, limit: int = MAX_MESSAGE) -> tuple[dict, list[bytes]]:
-    (size,) = struct.unpack(">Q", _recv_exact(sock, 8))
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
+def json_nesting(data: bytes) -> int:
+    """How deeply JSON text nests (brackets outside strings), in linear time and without
+    recursion, so that a hostile document can be refused before the parser sees it."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_JSON_STRING.sub(b"", data)):
+        depth += 1 if bracket in (b"[", b"{") else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def recv(sock: socket.socket, limit: int = MAX_MESSAGE, deadline: float | None = None) -> tuple[dict, list[bytes]]:
+    """One message. `deadline` (time.monotonic()) bounds the whole read, however slowly
+    the other side trickles its bytes."""
+    (size,) = struct.unpack(">Q", _recv_exact(sock, 8, deadline))
     if size > limit:
         raise ProtocolError(f"message of {size} bytes is over the limit of {limit}")
-    body = _recv_exact(sock, size)
+    if size < 4:
+        raise ProtocolError("message too short")
+    body = _recv_exact(sock, size, deadline)
     (hlen,) = struct.unpack(">I", body[:4])
-    if hlen > size - 4:
+    if hlen > size - 4 or hlen > MAX_HEADER:
         raise ProtocolError("bad header length")
+    raw = body[4:4 + hlen]
+    if json_nesting(raw) > 4 * MAX_DEPTH:
+        raise ProtocolError("header nested too deeply")
     try:
-        header = json.loads(body[4:4 + hlen])
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        header = json.loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):   # ValueError: also over-long integers
         raise ProtocolError("header is not JSON") from None
     if not isinstance(header, dict) or not isinstance(header.get("blobs"), list):
         raise ProtocolError("bad header")

@@ -48,10 +48,22 @@ def compile_cell(source: str, name: str):
     return compile(_transform(source), name, "exec")
 
 
-def describe_failure(exc: BaseException, hidden: bool = False) -> str:
+def describe_failure(exc: BaseException, hidden: bool = False, tainted: bool = False) -> str:
     """The feedback line for a failed test. For a failure inside a hidden region only the
     test author's own words are shown: no numbers, shapes or strings derived from the
-    hidden inputs, and no text the student's code produced (it could echo those inputs)."""
+    hidden inputs, and no text the student's code produced (it could echo those inputs).
+    Once the student's code has been called with a hidden input (`tainted`), visible tests
+    get the same treatment: their code could have kept that input to echo it later."""
+    if tainted and not hidden:
+        if isinstance(exc, TestFailure):
+            return exc.reason
+        if isinstance(exc, SubmissionBroken):
+            return str(exc)
+        if isinstance(exc, StudentError) and exc.remote_type_names[0] == "TimeLimitExceeded":
+            return "time limit reached while your function ran: an infinite loop, or very slow code?"
+        if isinstance(exc, StudentError):
+            return "your code raised an error (its message is not shown once hidden tests have run)"
+        return f"the result could not be checked ({type(exc).__name__})"
     if hidden:
         if isinstance(exc, TestFailure):
             return f"hidden test: {exc.reason}"
@@ -60,7 +72,7 @@ def describe_failure(exc: BaseException, hidden: bool = False) -> str:
         if isinstance(exc, StudentError) and exc.remote_type_names[0] == "TimeLimitExceeded":
             return "hidden test: time limit reached while your function ran (an infinite loop?)"
         if isinstance(exc, StudentError):
-            return f"hidden test: your code raised {exc.remote_type_names[0]}"
+            return "hidden test: your code raised an error"
         return f"hidden test: the result could not be checked ({type(exc).__name__})"
     if isinstance(exc, TestFailure):
         return str(exc)
@@ -83,27 +95,33 @@ def describe_failure(exc: BaseException, hidden: bool = False) -> str:
 
 
 def _failed_in_hidden(test, tb) -> bool:
-    """Did the failure come from a line inside the cell's hidden region?"""
+    """Did the failure come through a line inside the cell's hidden region (directly, or in a
+    helper of the cell called from there)?"""
     hidden = hidden_line_numbers(test.source)
     if not hidden:
         return False
-    line = None
+    lines = []
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == f"<{test.grade_id}>":
-            line = tb.tb_lineno
+            lines.append(tb.tb_lineno)
         tb = tb.tb_next
-    return line is None or line in hidden
+    return not lines or any(line in hidden for line in lines)
 
 
 def run_test_cells(source: SourceNotebook, namespace: dict, *, on_error=None) -> list[TestResult]:
     """Run every test cell of `source` (hidden parts included) in `namespace`."""
+    from . import testing
+
+    context = testing.grading_context
     results = []
     broken: SubmissionBroken | None = None
     for test in source.tests:
+        context.current_file = f"<{test.grade_id}>"
+        context.hidden_lines = frozenset(hidden_line_numbers(test.source))
         try:
             if broken is not None:
                 raise broken
-            exec(compile_cell(test.source, f"<{test.grade_id}>"), namespace)
+            exec(compile_cell(test.source, context.current_file), namespace)
             passed, message = True, ""
         except SubmissionBroken as exc:
             broken = exc
@@ -111,10 +129,12 @@ def run_test_cells(source: SourceNotebook, namespace: dict, *, on_error=None) ->
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 (a test may fail in any way, SystemExit too)
-            passed, message = False, describe_failure(exc, _failed_in_hidden(test, exc.__traceback__))
+            passed, message = False, describe_failure(exc, _failed_in_hidden(test, exc.__traceback__),
+                                                      context.tainted)
             if on_error is not None:
                 on_error(test, exc, traceback.format_exc())
         results.append(TestResult(test.grade_id, test.description,
                                   test.points if passed else 0.0, test.points,
                                   passed, message, test.has_hidden))
+    context.current_file, context.hidden_lines = "", frozenset()
     return results

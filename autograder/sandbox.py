@@ -37,13 +37,102 @@ class SandboxUnavailable(Exception):
 
 @dataclass
 class Limits:
+    """Every limit a submission runs under, in one place (the sandbox applies them all)."""
+
     wall_seconds: float = 60.0        # the whole submission: running its cells and every test call
     step_seconds: float = 0.0         # one cell or one call (0: a quarter of wall_seconds)
-    cpu_seconds: int = 60
-    memory_bytes: int = 3 << 30
-    processes: int = 64
-    output_bytes: int = 1 << 20       # the submission's own stdout/stderr
+    cpu_seconds: int = 60             # per process (RLIMIT_CPU)
+    memory_bytes: int = 3 << 30       # address space per process, and the sandbox's total (cgroup)
+    processes: int = 64               # per submission: each sandbox slot has its own uid
+    output_bytes: int = 1 << 20       # the submission's own stdout/stderr, and any one file it writes
     reply_bytes: int = 64 << 20       # one result sent back
+    scratch_bytes: int = 256 << 20    # the submission's private, fresh tmpfs
+
+    @property
+    def step(self) -> float:
+        return self.step_seconds or max(1.0, self.wall_seconds / 4)
+
+    @property
+    def grace_seconds(self) -> float:
+        """How long the grading parent waits for one submission before it replaces the worker:
+        the notebook's own limit, plus starting a fresh sandbox and the tests' own work."""
+        return self.wall_seconds * 1.5 + 60.0
+
+
+class _Cgroup:
+    """A memory and process cap on one whole sandbox (zygote and the submission it runs),
+    where the machine lets us make cgroups (root, cgroup v1 or v2). Best effort: without
+    it, the per-process limits (address space, CPU, processes per uid) still hold."""
+
+    def __init__(self, name: str, memory_bytes: int, processes: int):
+        self.dirs: list[str] = []
+        for controller, settings in (("memory", {"memory.limit_in_bytes": memory_bytes,
+                                                 "memory.max": memory_bytes}),
+                                     ("pids", {"pids.max": processes})):
+            base = self._base(controller)
+            if base is None:
+                continue
+            path = os.path.join(base, name)
+            try:
+                os.makedirs(path, exist_ok=True)
+                wrote = False
+                for key, value in settings.items():
+                    if os.path.exists(os.path.join(path, key)):
+                        with open(os.path.join(path, key), "w") as f:
+                            f.write(str(value))
+                        wrote = True
+                if wrote:
+                    self.dirs.append(path)
+            except OSError:
+                continue
+
+    @staticmethod
+    def _base(controller: str) -> str | None:
+        try:
+            lines = open("/proc/self/cgroup").read().splitlines()
+        except OSError:
+            return None
+        for line in lines:
+            _, controllers, path = line.split(":", 2)
+            if controller in controllers.split(","):
+                base = f"/sys/fs/cgroup/{controller}{path}"
+                return base if os.access(base, os.W_OK) else None
+        for line in lines:     # cgroup v2: one hierarchy
+            if line.startswith("0::") and os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+                base = "/sys/fs/cgroup" + line[3:]
+                return base if os.access(base, os.W_OK) else None
+        return None
+
+    def join(self) -> None:
+        """Called in the sandbox's process before it starts: it, and all it starts, count."""
+        for path in self.dirs:
+            try:
+                with open(os.path.join(path, "cgroup.procs"), "w") as f:
+                    f.write(str(os.getpid()))
+            except OSError:
+                pass
+
+    def remove(self) -> None:
+        for path in self.dirs:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+
+
+def remove_stale_cgroups() -> None:
+    """Remove the empty cgroups of sandboxes whose worker is gone (killed while grading)."""
+    for controller in ("memory", "pids"):
+        base = _Cgroup._base(controller)
+        if base is None:
+            continue
+        for entry in Path(base).glob("autograder-*-*"):
+            pid = entry.name.split("-")[1]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                try:
+                    os.rmdir(entry)
+                except OSError:
+                    pass
 
 
 def bwrap_path() -> str | None:
@@ -52,14 +141,19 @@ def bwrap_path() -> str | None:
 
 def _bwrap_command(python: str, privileged: bool, control_fd: int) -> list[str]:
     prefix, base = Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()
+    # The interpreter by a path inside the binds: a venv reached through a symlink (a git
+    # worktree sharing one) would otherwise name a path the sandbox does not have.
+    if Path(python).parent.resolve() == prefix / "bin":
+        python = str(prefix / "bin" / Path(python).name)
     cmd = [bwrap_path(), "--die-with-parent", "--new-session",
            "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
            "--hostname", "sandbox", "--clearenv"]
     if privileged:
         # root outside, no user namespace: the zygote keeps just what it needs to hand each
         # submission its own unprivileged uid, and to clean up after it.
+        # CAP_SYS_ADMIN: each submission gets fresh mount and PID namespaces (sandbox_server).
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL",
-                "--cap-add", "CAP_CHOWN"]
+                "--cap-add", "CAP_CHOWN", "--cap-add", "CAP_SYS_ADMIN"]
     else:
         cmd += ["--unshare-user"]
     binds = [p for p in ("/usr", "/lib", "/lib64", "/bin", "/etc/alternatives", "/etc/ld.so.cache",
@@ -83,7 +177,7 @@ def _bwrap_command(python: str, privileged: bool, control_fd: int) -> list[str]:
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(256 << 20), "--perms", "1777", "--tmpfs", SANDBOX_SCRATCH,
             "--chdir", SANDBOX_SCRATCH, "--setenv", "TMPDIR", SANDBOX_SCRATCH,
-            "--setenv", "PYTHONPATH", "/opt/autograder",
+            "--setenv", "PYTHONPATH", "/opt/autograder", "--setenv", "AUTOGRADER_SANDBOX", "1",
             "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
             "--setenv", "PYTHONNOUSERSITE", "1",
             "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "MKL_NUM_THREADS", "1",
@@ -104,6 +198,7 @@ class Sandbox:
         self.control: socket.socket | None = None
         self.starts = 0
         self.scratch: str | None = None
+        self.cgroup: _Cgroup | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -111,7 +206,7 @@ class Sandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         python = str(Path(sys.executable))
         if self.unsafe:
-            env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PACKAGE_DIR.parent),
+            env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PACKAGE_DIR.parent), "AUTOGRADER_SANDBOX": "1",
                    "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg", "HOME": os.environ.get("HOME", "/tmp")}
             import tempfile
 
@@ -123,9 +218,13 @@ class Sandbox:
             if not bwrap_path():
                 raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
             env, cmd = None, _bwrap_command(python, privileged, theirs.fileno())
+        if self.cgroup is None and not self.unsafe:
+            self.cgroup = _Cgroup(f"autograder-{os.getpid()}-{self.slot}",
+                                  self.limits.memory_bytes + (1 << 30), self.limits.processes + 32)
         self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),),
-                                     start_new_session=True)
+                                     start_new_session=True,
+                                     preexec_fn=self.cgroup.join if self.cgroup else None)
         theirs.close()
         self.control = ours
         self.starts += 1
@@ -157,9 +256,16 @@ class Sandbox:
             shutil.rmtree(self.scratch, ignore_errors=True)
         self.proc, self.control, self.scratch = None, None, None
 
+    def close(self) -> None:
+        """Stop the sandbox and give back what it held (its cgroup)."""
+        self.kill()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+
     def _recv_control(self, timeout: float):
         self.control.settimeout(timeout)
-        return protocol.recv(self.control)
+        return protocol.recv(self.control, deadline=time.monotonic() + timeout)
 
     # ------------------------------------------------------------------ sessions
     def session(self, notebook: bytes, notebook_name: str, cells: list[str], names: list[str]) -> "Session":
@@ -168,7 +274,7 @@ class Sandbox:
             self.start()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         limits = asdict(self.limits)
-        limits["step_seconds"] = self.limits.step_seconds or max(1.0, self.limits.wall_seconds / 4)
+        limits["step_seconds"] = self.limits.step
         request = {"op": "session", "uid": 60000 + self.slot, "limits": limits}
         socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno()])
         theirs.close()
@@ -192,12 +298,17 @@ class Session:
                                       "notebook_name": notebook_name}, [notebook])
         except SubmissionBroken:
             return          # self.broken says why; every test will fail with it
-        if reply.get("fatal"):
+        if reply.get("fatal") or not reply.get("ok"):
+            # Whatever the reply says, it came from the submission's process, which runs the
+            # student's code: it is never taken as news about the grader's infrastructure.
             self.box.kill()
-            raise SandboxUnavailable(f"the sandbox could not prepare a submission:\n{reply['fatal']}")
-        if reply.get("ok"):
-            self.cell_errors = list(reply.get("cells", []))
-            self.names = {str(k): str(v) for k, v in reply.get("names", {}).items()}
+            self._fail("the notebook's process did not run its cells (it sent an invalid reply)")
+            return
+        cells = reply.get("cells") if isinstance(reply.get("cells"), list) else []
+        names = reply.get("names") if isinstance(reply.get("names"), dict) else {}
+        self.cell_errors = [None if e is None else protocol.clean_text(str(e), 300) for e in cells]
+        self.names = {protocol.clean_text(str(k), 200): str(v) for k, v in names.items()
+                      if v in ("callable", "value", "missing")}
 
     def __enter__(self) -> "Session":
         return self
@@ -220,7 +331,10 @@ class Session:
         try:
             self.sock.settimeout(remaining)
             protocol.send(self.sock, header, blobs)
-            return protocol.recv(self.sock, limit=self.box.limits.reply_bytes)
+            reply = protocol.recv(self.sock, limit=self.box.limits.reply_bytes, deadline=self.deadline)
+            if not isinstance(reply[0], dict):
+                raise protocol.ProtocolError("reply is not a message")
+            return reply
         except socket.timeout:
             self.box.kill()   # the child may be stuck anywhere: start afresh next time
             raise self._fail(f"time limit reached ({self.box.limits.wall_seconds:g} s for the whole notebook): "
@@ -247,7 +361,7 @@ class Session:
             return self.crash
         try:
             header, _ = self.box._recv_control(timeout=timeout)
-            self.crash = header
+            self.crash = header if isinstance(header, dict) else {"signal": "unknown"}
         except Exception:  # noqa: BLE001 (a sandbox that does not answer is killed)
             self.box.kill()
             self.crash = {"signal": "unknown"}
@@ -255,9 +369,10 @@ class Session:
 
     def _result(self, reply: dict, blobs: list[bytes]):
         if not reply.get("ok"):
-            error = reply.get("error") or {}
-            types = [str(t) for t in error.get("types", ["Exception"])][:10] or ["Exception"]
-            raise StudentError(types, str(error.get("message", ""))[:2000])
+            error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+            types = error.get("types") if isinstance(error.get("types"), list) else []
+            types = [protocol.clean_text(str(t), 100) for t in types][:10] or ["Exception"]
+            raise StudentError(types, protocol.clean_text(str(error.get("message", "")), 2000))
         try:
             return protocol.decode(reply.get("value"), blobs)
         except protocol.ProtocolError as exc:

@@ -9,8 +9,9 @@ fresh socket (SCM_RIGHTS) and forks a child that:
     cells (IPython semantics), its stdout and stderr going to a capped log file;
   * answers the grader's requests: call a graded function on given inputs, run a probe,
     fetch a value. Results go back as plain data (autograder.protocol).
-When the child is gone the zygote kills every process the submission left behind and
-empties the scratch space, so the next submission starts clean.
+Each submission lives in namespaces of its own (see `_isolate`): its processes form one
+PID namespace that ends as a whole, and its scratch space and /dev/shm are fresh tmpfs
+mounts that vanish with it, so the next submission starts clean whatever this one did.
 Nothing here decides a grade: the grader compares the results in its own process.
 """
 from __future__ import annotations
@@ -21,7 +22,6 @@ import shutil
 import signal
 import socket
 import sys
-import time
 
 # Where a submission may write: the sandbox's private tmpfs. Without the sandbox (unsafe
 # mode) the grader passes a private temporary folder instead, never the host's /tmp.
@@ -43,43 +43,86 @@ def _warm_imports() -> None:
     from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
 
 
-def _kill_others(child_pid: int) -> None:
-    """Kill what the submission left running.
+def _isolate(scratch_bytes: int) -> None:
+    """Give this process (and what it starts) a mount namespace of its own, with a fresh,
+    empty scratch space and /dev/shm, and make its next child the first process of a new
+    PID namespace. When that child ends, the kernel ends every process of the namespace,
+    and the scratch space disappears with the last of them: nothing one submission leaves
+    behind, files or processes, can reach the next."""
+    import ctypes
 
-    In the sandbox this is every process of its private PID namespace except the zygote
-    and bwrap's init (pid 1). Without the sandbox (unsafe mode) there is no namespace to
-    sweep, and sweeping /proc would hit the host: only the child's process group is killed.
-    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    clone_newns, clone_newpid = 0x00020000, 0x20000000
+    ms_nosuid, ms_nodev, ms_rec, ms_private = 2, 4, 16384, 1 << 18
+
+    def check(result: int, what: str) -> None:
+        if result != 0:
+            raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+    check(libc.unshare(clone_newns | clone_newpid), "unshare")
+    check(libc.mount(b"none", b"/", None, ms_rec | ms_private, None), "making mounts private")
+    options = f"size={int(scratch_bytes)},mode=1777".encode()
+    check(libc.mount(b"tmpfs", SCRATCH["root"].encode(), b"tmpfs", ms_nosuid | ms_nodev, options),
+          "mounting the scratch space")
+    if os.path.isdir("/dev/shm"):
+        check(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", ms_nosuid | ms_nodev, b"size=64m,mode=1777"),
+              "mounting /dev/shm")
+
+
+def _mount_proc() -> None:
+    """Inside the new PID namespace: a /proc that shows only this submission's processes."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount(b"proc", b"/proc", b"proc", 2 | 4 | 8, None)   # nosuid, nodev, noexec; best effort
+
+
+def _status_code(status: int) -> int:
+    """A wait status as an exit code that survives one more process: 128 + signal number."""
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def _submission(conn: socket.socket, request: dict, uid: int | None) -> int:
+    """Run one submission; returns its exit code (128 + signal if a signal ended it)."""
     if not SCRATCH["sandboxed"]:
+        _child(conn, request, uid)
+        return 0
+    _isolate(int(request["limits"]["scratch_bytes"]))
+    init = os.fork()
+    if init == 0:
+        # PID 1 of the submission's namespace: it starts the submission's process, reaps
+        # whatever else appears, and ends (taking the namespace with it) when that one ends.
+        code = 0
         try:
-            os.killpg(child_pid, signal.SIGKILL)   # the child called setsid(): its own group
-        except (ProcessLookupError, PermissionError):
-            pass
-        return
-    if os.getpid() == 1 or not os.path.exists("/proc/1/cmdline") or \
-            b"bwrap" not in open("/proc/1/cmdline", "rb").read():
-        return    # not inside bubblewrap's PID namespace after all: never sweep
-    me = os.getpid()
-    for _ in range(50):
-        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
-        if not others:
-            return
-        for pid in others:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        deadline = time.monotonic() + 0.5
-        while time.monotonic() < deadline:
-            try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    time.sleep(0.01)
-            except ChildProcessError:
-                break
+            _mount_proc()
+            student = os.fork()
+            if student == 0:
+                try:
+                    _child(conn, request, uid)
+                finally:
+                    os._exit(0)
+            conn.close()
+            while True:
+                pid, status = os.waitpid(-1, 0)
+                if pid == student:
+                    code = _status_code(status)
+                    break
+        finally:
+            os._exit(code)
+    conn.close()
+    _, status = os.waitpid(init, 0)
+    return _status_code(status)
 
 
-def _wipe(uid: int | None) -> None:
-    """Empty the writable places (as the child's uid, which owns what it wrote)."""
+def _sweep_unsafe(child_pid: int, uid: int | None) -> None:
+    """Without the sandbox there are no namespaces: end the child's process group and
+    empty its private scratch folder (never anything of the host's)."""
+    try:
+        os.killpg(child_pid, signal.SIGKILL)   # the child called setsid(): its own group
+    except (ProcessLookupError, PermissionError):
+        pass
     pid = os.fork()
     if pid == 0:
         try:
@@ -87,17 +130,15 @@ def _wipe(uid: int | None) -> None:
                 os.setgroups([])
                 os.setgid(uid)
                 os.setuid(uid)
-            for top in [SCRATCH["root"]] + (["/dev/shm"] if SCRATCH["sandboxed"] else []):
-                if os.path.isdir(top):
-                    for name in os.listdir(top):
-                        path = os.path.join(top, name)
-                        if os.path.isdir(path) and not os.path.islink(path):
-                            shutil.rmtree(path, ignore_errors=True)
-                        else:
-                            try:
-                                os.unlink(path)
-                            except OSError:
-                                pass
+            for name in os.listdir(SCRATCH["root"]):
+                path = os.path.join(SCRATCH["root"], name)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
@@ -178,18 +219,23 @@ def zygote(control_fd: int, scratch: str | None = None) -> None:
         pid = os.fork()
         if pid == 0:
             control.close()
+            code = 1
             try:
-                _child(conn, request, uid)
+                code = _submission(conn, request, uid)
             finally:
-                os._exit(0)
+                os._exit(code)
         conn.close()
         _, status = os.waitpid(pid, 0)
-        _kill_others(pid)
-        _wipe(uid)
-        if os.WIFSIGNALED(status):
-            outcome = {"signal": signal.Signals(os.WTERMSIG(status)).name}
+        if not SCRATCH["sandboxed"]:
+            _sweep_unsafe(pid, uid)
+        code = _status_code(status)
+        if code > 128:
+            try:
+                outcome = {"signal": signal.Signals(code - 128).name}
+            except ValueError:
+                outcome = {"signal": f"signal {code - 128}"}
         else:
-            outcome = {"exit": os.WEXITSTATUS(status)}
+            outcome = {"exit": code}
         protocol.send(control, {"op": "done", **outcome})
 
 

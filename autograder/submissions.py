@@ -7,28 +7,55 @@ the one with the student folders. Notebooks lying directly in the top folder are
 as students named after the file (`alice.ipynb` -> alice).
 
 Per student, the notebook graded is the only .ipynb there; with several, the one named
-after the assignment; otherwise none, and the student is flagged.
+after the assignment; otherwise none, and the student is flagged. Only regular files
+inside the student's own folder count: symlinks (to solutions/, to a classmate), folders
+named *.ipynb, FIFOs and devices are never read. Any folder name is a student id (LMS
+exports use names like "Doe, Jane_123_assignsubmission_file_").
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shutil
+import stat
 import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .course import CourseError
+from .flags import Flag, flag
 
 MAX_UNZIPPED = 2 << 30
-STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
+SAFE_NAME = re.compile(r"^[^./\x00-\x1f\x7f][^/\x00-\x1f\x7f]{0,127}$")
 
 
 @dataclass
 class Submission:
-    student: str
+    student: str                   # the student id: the folder's name (or the notebook's stem)
     notebook: Path | None
-    problem: str | None = None     # why it cannot be graded (then it scores 0, flagged)
+    problem: Flag | None = None    # why it cannot be graded (then it scores 0, flagged)
+
+    @property
+    def slug(self) -> str:
+        return workspace_name(self.student)
+
+
+def workspace_name(student: str) -> str:
+    """The name of a student's files in the workspace: the id itself when it is a plain,
+    printable name; otherwise a safe transcription plus a hash, so ids never collide."""
+    if SAFE_NAME.match(student) and student.isprintable() and student == student.strip():
+        return student
+    safe = re.sub(r"[^A-Za-z0-9._@+ ,-]", "_", student).strip(" ._")[:60] or "student"
+    return f"{safe}-{hashlib.sha256(student.encode('utf-8', 'replace')).hexdigest()[:10]}"
+
+
+def student_id(name: str) -> str:
+    """A folder name as a student id: printable, valid text, at most 128 characters."""
+    text = name.encode("utf-8", "replace").decode("utf-8")
+    text = "".join(ch if ch.isprintable() else "?" for ch in text).strip()
+    return text[:128] or "?"
 
 
 def unpack_zip(path: Path, into: Path) -> Path:
@@ -57,23 +84,43 @@ def unpack_zip(path: Path, into: Path) -> Path:
     return into
 
 
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
 def _pick(student: str, folder: Path, assignment: str) -> Submission:
-    notebooks = sorted(p for p in folder.rglob("*.ipynb")
-                       if ".ipynb_checkpoints" not in p.parts and not p.name.startswith("._"))
+    """The notebook to grade in a student's folder: regular files only, found without
+    following symlinks (a link to solutions/ or to a classmate's notebook is not theirs)."""
+    notebooks, refused = [], []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints" and not d.startswith("."))
+        for name in sorted(files + [d for d in os.listdir(root) if d.endswith(".ipynb")
+                                    and os.path.isdir(os.path.join(root, d))]):
+            if not name.endswith(".ipynb") or name.startswith("._"):
+                continue
+            path = Path(root) / name
+            (notebooks if _is_regular(path) else refused).append(path)
+    notebooks = sorted(set(notebooks))
     if not notebooks:
-        return Submission(student, None, "no notebook in the submission folder")
+        if refused:
+            return Submission(student, None, flag("not-a-file", what=f"{refused[0].name} is a link, a folder "
+                                                                     "or a special file"))
+        return Submission(student, None, flag("no-notebook"))
     if len(notebooks) == 1:
         return Submission(student, notebooks[0])
     named = [p for p in notebooks if p.name == f"{assignment}.ipynb"]
     if len(named) == 1:
         return Submission(student, named[0])
-    names = ", ".join(p.name for p in notebooks[:5])
-    return Submission(student, None, f"{len(notebooks)} notebooks ({names}) and none is the only "
-                                     f"{assignment}.ipynb: submit exactly one notebook")
+    return Submission(student, None, flag("several-notebooks", count=len(notebooks), assignment=assignment))
 
 
 def collect(path: Path, assignment: str, scratch: Path | None = None) -> list[Submission]:
-    """Every student's submission under `path` (a folder or a .zip), sorted by student id."""
+    """Every student's submission under `path` (a folder or a .zip), sorted by student id.
+    Whatever one student's folder holds, it becomes that student's result: never an error
+    for the class."""
     path = Path(path)
     if not path.exists():
         raise CourseError(f"{path} does not exist (give a folder of student folders, or a zip)")
@@ -86,20 +133,25 @@ def collect(path: Path, assignment: str, scratch: Path | None = None) -> list[Su
     for entry in sorted(path.iterdir()):
         if entry.name.startswith(".") or entry.name == "__MACOSX":
             continue
-        if entry.is_dir():
-            student = entry.name
+        if entry.is_symlink():
+            student = student_id(entry.stem if entry.suffix == ".ipynb" else entry.name)
+            sub = Submission(student, None, flag("not-a-file", what=f"{entry.name} is a link"))
+        elif entry.is_dir():
+            student = student_id(entry.name)
             sub = _pick(student, entry, assignment)
         elif entry.suffix == ".ipynb":
-            student = entry.stem
-            sub = Submission(student, entry)
+            student = student_id(entry.stem)
+            sub = Submission(student, entry) if _is_regular(entry) else \
+                Submission(student, None, flag("not-a-file", what=f"{entry.name} is a special file"))
         else:
             continue
-        if not STUDENT_ID.match(student):
-            raise CourseError(f"'{student}' in {path} is not a usable student id "
-                              "(letters, digits and . _ @ + - only)")
         if student in found:
-            raise CourseError(f"student '{student}' appears twice in {path}")
-        found[student] = sub
+            sub.problem, sub.notebook = flag("duplicate-id", student=student), None
+            n = 2
+            while f"{student} ({n})" in found:
+                n += 1
+            sub.student = f"{student} ({n})"
+        found[sub.student] = sub
     if not found:
         raise CourseError(f"{path} holds no student folders and no notebooks")
     return [found[k] for k in sorted(found)]

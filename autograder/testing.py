@@ -22,6 +22,7 @@ import numpy as np
 __all__ = [
     "TestFailure", "fail", "rng", "expect_array", "expect_close", "expect_true", "expect_tuple",
     "expect_unchanged", "expect_raises", "snapshot", "run_probe", "grading_context",
+    "modified_input_failure", "modified_arguments",
 ]
 
 
@@ -43,6 +44,14 @@ def fail(reason: str, detail: str = "") -> None:
     raise TestFailure(reason, detail)
 
 
+def modified_input_failure(names: list[str]) -> TestFailure:
+    """The failure of a call that wrote into its inputs: the same words in the student's
+    kernel (see _InputGuard) and in the grader (which compares what came back)."""
+    what = ", ".join(f"`{n}`" for n in names)
+    return TestFailure(f"your function modified its input {what} in place: work on a copy "
+                       f"(e.g. x = x - m, not x -= m), and never write into an argument.")
+
+
 # --------------------------------------------------------------------------------------
 # Inputs. `rng(key)` gives the same numbers in every student's kernel, so a visible
 # test is reproducible; the trusted grader sets a course secret, so the same visible
@@ -52,9 +61,28 @@ def fail(reason: str, detail: str = "") -> None:
 class _Context:
     salt: str = ""          # empty in a student's kernel
     trusted: bool = False   # True inside the trusted grader
+    tainted: bool = False   # the student's code has seen a hidden input: show reasons only
+    current_file: str = ""  # the test cell running now (its code's file name) ...
+    hidden_lines: frozenset = frozenset()   # ... and the line numbers of its hidden regions
 
 
 grading_context = _Context()
+
+
+def called_from_hidden_region() -> bool:
+    """Is the test cell running now at a line of one of its hidden regions (directly, or
+    through a helper it called)?"""
+    import sys
+
+    ctx = grading_context
+    if not ctx.current_file:
+        return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == ctx.current_file and frame.f_lineno in ctx.hidden_lines:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def rng(key: str) -> np.random.Generator:
@@ -83,6 +111,8 @@ def _type_problem(got: Any, expect_torch: bool) -> str | None:
         return f"is a {type_name} (a subclass of numpy.ndarray); return a plain numpy.ndarray"
     if got is None:
         return "is None: did you forget to `return` the result?"
+    if type_name == "autograder.protocol.Opaque":
+        return "is not data (an object of a class other than arrays, numbers, strings, lists, tuples and dicts)"
     if isinstance(got, (list, tuple)):
         return f"is a Python {type(got).__name__}, not a numpy.ndarray: wrap it in np.asarray(...)"
     return f"is a {type_name}, not a numpy.ndarray"
@@ -216,6 +246,110 @@ def expect_raises(exc_type: type[BaseException], fn: Callable, *args: Any,
             return
         fail(message, f"(it raised {names[0]} instead)")
     fail(message, "(it raised nothing)")
+
+
+# --------------------------------------------------------------------------------------
+# In the student's kernel, a test cell's arrays must never change either: while a test cell
+# runs, the notebook's own functions that it calls receive copies of their arguments, and a
+# call that wrote into them fails, exactly as under the grader.
+# --------------------------------------------------------------------------------------
+def _changed(before: Any, after: Any) -> bool:
+    try:
+        if isinstance(before, np.ndarray):
+            return not (isinstance(after, np.ndarray) and after.shape == before.shape
+                        and np.array_equal(after, before, equal_nan=True))
+        if type(before).__module__.startswith("torch") and hasattr(before, "detach"):
+            import torch
+
+            return not (after.shape == before.shape and torch.equal(after.detach(), before.detach()))
+    except Exception:  # noqa: BLE001 (anything odd counts as a change)
+        return True
+    return False
+
+
+def argument_names(args: tuple, kwargs: dict) -> list[str]:
+    return [f"argument {i + 1}" for i in range(len(args))] + list(kwargs)
+
+
+def modified_arguments(sent: tuple, sent_kw: dict, after: list, after_kw: dict) -> list[str]:
+    """Names of the array arguments whose values after the call differ from what was sent."""
+    names = argument_names(sent, sent_kw)
+    pairs = list(zip(sent, list(after) + [None] * len(sent))) + [(v, after_kw.get(k)) for k, v in sent_kw.items()]
+    return [name for name, (b, a) in zip(names, pairs) if a is not None and _changed(b, a)]
+
+
+class _InputGuard:
+    """Installed on import in an IPython kernel (not in the sandbox or the grader, which
+    have their own copy of this rule). Before a cell that calls the test helpers runs, the
+    notebook's functions it names are wrapped for the length of that cell."""
+
+    def __init__(self, shell):
+        self.shell, self.setup_names, self.wrapped = shell, None, {}
+
+    def pre(self, info=None) -> None:
+        import ast
+        import types
+
+        ns = self.shell.user_ns
+        if self.setup_names is None:      # the first cell after setup: its helpers are not graded
+            self.setup_names = {n for n, v in ns.items() if isinstance(v, types.FunctionType)}
+        source = getattr(info, "raw_cell", "") or ""
+        if "expect_" not in source and "run_probe" not in source:
+            return
+        try:
+            called = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        except SyntaxError:
+            return
+        for name in called - self.setup_names:
+            fn = ns.get(name)
+            if isinstance(fn, types.FunctionType) and fn.__module__ == "__main__":
+                self.wrapped[name] = fn
+                ns[name] = self._guarded(fn)
+
+    def post(self, result=None) -> None:
+        ns = self.shell.user_ns
+        for name, fn in self.wrapped.items():
+            if getattr(ns.get(name), "__wrapped_by_guard__", None) is fn:
+                ns[name] = fn
+        self.wrapped = {}
+
+    @staticmethod
+    def _guarded(fn):
+        import copy
+        import functools
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            given, given_kw = copy.deepcopy(args), copy.deepcopy(kwargs)
+            result = fn(*given, **given_kw)
+            changed = modified_arguments(args, kwargs, list(given), given_kw)
+            if changed:
+                raise modified_input_failure(changed)
+            return result
+
+        call.__wrapped_by_guard__ = fn
+        return call
+
+
+def _install_input_guard() -> None:
+    import os
+
+    if os.environ.get("AUTOGRADER_SANDBOX"):
+        return
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "events") or getattr(shell, "_autograder_guard", None):
+        return
+    guard = _InputGuard(shell)
+    shell._autograder_guard = guard
+    shell.events.register("pre_run_cell", guard.pre)
+    shell.events.register("post_run_cell", guard.post)
+
+
+_install_input_guard()
 
 
 # --------------------------------------------------------------------------------------

@@ -57,8 +57,10 @@ def run_grade(assignment: str, submissions: Path, workspace: Path, *extra: str, 
 
 
 def read_results(workspace: Path, assignment: str) -> dict[str, dict]:
+    """{student id: result}; files are named by the student's workspace name."""
     folder = workspace / "results" / assignment
-    return {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+    results = [json.loads(p.read_text()) for p in folder.glob("*.json")]
+    return {r["student"]: r for r in results}
 
 
 def read_csv(workspace: Path, assignment: str) -> list[dict]:

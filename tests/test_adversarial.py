@@ -7,6 +7,8 @@ graded in the same run (control_*) keep full marks, as they do when graded alone
 """
 from __future__ import annotations
 
+import json
+import os
 import re
 import socket
 import sqlite3
@@ -143,10 +145,10 @@ LEAKED = _leaks
 
 def _read_secrets(folder, ctx):
     paths = [str(source_path(A)), str(ctx["workspace"] / "gradebook.db"), str(ctx["workspace"] / "secret.key"),
-             str(ctx["submissions"] / "control_a" / f"{A}.ipynb"), "/work/main/grading/gradebook.db"]
+             str(ctx["submissions"] / "zz_control_a" / f"{A}.ipynb"), "/work/main/grading/gradebook.db"]
     patterns = ["/work/**/02_similarity.ipynb", "/work/**/gradebook.db", "/work/**/secret.key",
                 "/home/**/*.ipynb", "/opt/**/*.ipynb", "/tmp/**/gradebook.db", "/tmp/**/secret.key",
-                "/tmp/**/control_a/*.ipynb"]
+                "/tmp/**/zz_control_a/*.ipynb"]
     # correct answers only while nothing could be read: full marks prove the files were out of reach
     code = SNOOP.format(patterns=patterns, paths=paths) + "\n" + correct_code() + \
         "\nif LEAKED:\n" + "\n".join("    " + ln for ln in WRONG.splitlines())
@@ -154,8 +156,8 @@ def _read_secrets(folder, ctx):
 
 
 def _write_secrets(folder, ctx):
-    targets = [str(ctx["workspace"] / "gradebook.db"), str(ctx["submissions"] / "control_a" / f"{A}.ipynb"),
-               str(ctx["workspace"] / "results" / A / "control_a.json"), str(source_path(A))]
+    targets = [str(ctx["workspace"] / "gradebook.db"), str(ctx["submissions"] / "zz_control_a" / f"{A}.ipynb"),
+               str(ctx["workspace"] / "results" / A / "zz_control_a.json"), str(source_path(A))]
     code = f"""
 _wrote = []
 for _path in {targets!r}:
@@ -334,7 +336,7 @@ def softmax(x, axis=-1):
 '''
 
 CASES = [
-    Case("control_a", lambda f, c: write(f, base_notebook()), MAX, MAX, None, "an honest, correct submission"),
+    Case("zz_control_a", lambda f, c: write(f, base_notebook()), MAX, MAX, None, "an honest, correct submission"),
     Case("patch_np_allclose", _tamper("np.allclose = lambda *a, **k: True\nnp.testing.assert_allclose = lambda *a, **k: None\n"
                                       "np.array_equal = lambda *a, **k: True\nnp.isclose = lambda a, b, **k: np.ones(np.shape(a), bool)"),
          flag="overrides np.allclose", what="monkeypatches NumPy's comparisons, wrong answers"),
@@ -399,17 +401,265 @@ CASES = [
          what="right values, but torch tensors (policy: the contract asks for NumPy arrays)"),
     Case("returns_float32", answer_case(FLOAT32), flag="float32 for float64",
          what="right values in float32 for float64 inputs (policy: keep the input's precision)"),
-    Case("modifies_inputs", answer_case(INPLACE), 5.0, 5.0, "modified its input in place",
-         "right values, but cosine_similarity and softmax write into their inputs: loses every test "
-         "that can see it (its own kernel sees the same)"),
+    Case("modifies_inputs", answer_case(INPLACE), 2.0, 2.0, "modified its input in place",
+         "right values, but cosine_similarity and softmax write into their inputs: every call that does "
+         "fails (its own kernel gives the same 2 points)"),
     Case("syntax_error", answer_case("def dot_similarity(A, B)\n    return A @ B.T\n"), flag="SyntaxError",
          what="does not parse"),
     Case("warns_on_stderr", answer_case("import sys, warnings\nimport torch\n" + correct_code().replace(
         "    ### BEGIN SOLUTION", "    warnings.warn('careful', UserWarning); sys.stderr.write('note\\n')\n"
                                  "    torch.tensor([1.0]).storage()\n    ### BEGIN SOLUTION")),
          MAX, MAX, None, "a correct answer that writes warnings to stderr (PyTorch does) keeps full marks"),
-    Case("control_z", lambda f, c: write(f, base_notebook()), MAX, MAX, None, "another honest, correct submission"),
+    Case("zz_control_z", lambda f, c: write(f, base_notebook()), MAX, MAX, None, "another honest, correct submission"),
 ]
+
+
+# ---------------------------------------------------------------- the hardened promises
+ZEROES_INPUTS = """
+def dot_similarity(A, B):
+    A.reshape(-1)[:] = 0          # through a view: the shape check cannot see it
+    B[...] = 0
+    return np.zeros((len(A), len(B)))
+def cosine_similarity(A, B, eps=1e-8):
+    A[...] = 0
+    return np.zeros((len(A), len(B)))
+def softmax(x, axis=-1):
+    x = np.asarray(x)
+    x[...] = 0
+    return np.full(x.shape, 1.0 / x.shape[axis])
+"""
+
+ALWAYS_RAISES = """
+def dot_similarity(A, B):
+    raise ValueError("no")
+def cosine_similarity(A, B, eps=1e-8):
+    raise ValueError("no")
+def softmax(x, axis=-1):
+    raise ValueError("no")
+"""
+
+# dot_similarity answers correctly and keeps every input it gets, hidden ones included;
+# cosine_similarity raises an exception named after its input when the input has a shape
+# only a hidden test uses; softmax's tests run after hidden tests, and it tries every
+# channel to get the kept inputs into the feedback (marked LEAK, or a shape of 7777).
+LEAKER = """
+_SEEN = []
+def _tag(a):
+    return "LEAK" + "_".join(str(int(abs(v) * 1000)) for v in a.ravel()[:3]) + "x" + "x".join(map(str, a.shape))
+def dot_similarity(A, B):
+    A, B = as_float_array(A), as_float_array(B)
+    _SEEN.append(A)
+    return A @ B.T
+def cosine_similarity(A, B, eps=1e-8):
+    A, B = as_float_array(A), as_float_array(B)
+    if A.shape[0] == 1:
+        raise type(_tag(A), (ValueError,), {})(_tag(A) + chr(0xD800))
+    a = A / np.maximum(np.linalg.norm(A, axis=-1, keepdims=True), eps)
+    b = B / np.maximum(np.linalg.norm(B, axis=-1, keepdims=True), eps)
+    return a @ b.T
+def softmax(x, axis=-1):
+    tags = " ".join(_tag(a) for a in _SEEN)
+    print(tags)
+    kind = len(_SEEN) % 3
+    _SEEN.append(np.asarray(x, dtype=float))
+    if kind == 0:
+        raise type(_tag(_SEEN[-2]), (ValueError,), {})(tags)
+    if kind == 1:
+        return type(_tag(_SEEN[-2]), (), {})()
+    return np.zeros((7777, len(_SEEN)))
+"""
+
+def _socket_writer(payload: str, when: str) -> str:
+    """Code that writes raw bytes on the notebook process's own socket to the grader."""
+    return f"""
+import os as _os, socket as _socket, stat as _stat, struct as _struct, time as _time, json as _json
+def _grader_socket():
+    for fd in range(3, 256):
+        try:
+            if _stat.S_ISSOCK(_os.fstat(fd).st_mode):
+                return _socket.socket(fileno=_os.dup(fd))
+        except OSError:
+            pass
+def _attack():
+{payload}
+"""  + ("_attack()\n" if when == "cell" else "")
+
+
+FORGED_FATAL = _socket_writer("""    s = _grader_socket()
+    head = _json.dumps({"ok": False, "fatal": "the sandbox is broken, stop grading", "blobs": []}).encode()
+    body = _struct.pack(">I", len(head)) + head
+    s.sendall(_struct.pack(">Q", len(body)) + body)""", "cell") + "\n" + "{correct}"
+
+TRICKLE = _socket_writer("""    s = _grader_socket()
+    s.sendall(_struct.pack(">Q", 1000))
+    while True:
+        try:
+            s.sendall(b" ")
+            _time.sleep(0.5)
+        except BaseException:
+            pass""", "call") + """
+def softmax(x, axis=-1):
+    _attack()
+"""
+
+DEEP_REPLY = _socket_writer("""    s = _grader_socket()
+    head = b"[" * 200000 + b"]" * 200000
+    body = _struct.pack(">I", len(head)) + head
+    s.sendall(_struct.pack(">Q", len(body)) + body)
+    _time.sleep(30)""", "call") + """
+def softmax(x, axis=-1):
+    _attack()
+"""
+
+LITTERBUG = """
+import os, subprocess
+for folder in ("/scratch", "/scratch/work", "/dev/shm"):
+    try:
+        with open(os.path.join(folder, "left-behind.txt"), "w") as f:
+            f.write("for the next student")
+    except OSError:
+        pass
+os.makedirs("/scratch/work/locked/inner", exist_ok=True)
+open("/scratch/work/locked/inner/file", "w").write("x")
+os.chmod("/scratch/work/locked", 0)
+try:
+    with open("/scratch/filler", "wb") as f:
+        while True:
+            f.write(b"0" * (1 << 20))
+except OSError:
+    pass
+subprocess.Popen(["sleep", "1000"], start_new_session=True)
+"""
+
+ISOLATION_PROBE = """
+import os
+_clean = True
+_mine = set(os.listdir("/scratch/work"))
+_clean &= _mine <= {"02_similarity.ipynb"}
+_clean &= not os.path.exists("/scratch/left-behind.txt") and not os.path.exists("/dev/shm/left-behind.txt")
+_clean &= not os.path.exists("/scratch/filler")
+_free = os.statvfs("/scratch")
+_clean &= _free.f_bavail * _free.f_frsize > (200 << 20)     # the litterbug's filler is gone
+_others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+_clean &= not _others
+"""
+
+HONEST_FORMS = """
+import torch
+def dot_similarity(A, B):
+    A, B = as_float_array(A), as_float_array(B)
+    return (B @ A.T).T                       # a transposed, non-contiguous view
+def cosine_similarity(A, B, eps=1e-8):
+    A, B = as_float_array(A), as_float_array(B)
+    a = torch.from_numpy(A) / torch.clamp(torch.from_numpy(A).norm(dim=1, keepdim=True), min=eps)
+    b = torch.from_numpy(B) / torch.clamp(torch.from_numpy(B).norm(dim=1, keepdim=True), min=eps)
+    out = (a @ b.T).numpy()
+    out.setflags(write=False)                # read-only
+    return out
+def softmax(x, axis=-1):
+    x = as_float_array(x)
+    print("softmax of", x.shape)             # prints are fine
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(m), m, 0.0))
+    return e / e.sum(axis=axis, keepdims=True)
+"""
+
+
+def _link(target_of):
+    def build(folder, ctx):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.symlink_to(target_of(ctx))
+    return build
+
+
+def _notebook_link(target_of):
+    def build(folder, ctx):
+        folder.mkdir(parents=True)
+        (folder / f"{A}.ipynb").symlink_to(target_of(ctx))
+    return build
+
+
+def _raw(content: bytes, name: str = f"{A}.ipynb"):
+    def build(folder, ctx):
+        folder.mkdir(parents=True)
+        (folder / name).write_bytes(content)
+    return build
+
+
+def _fifo(folder, ctx):
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / f"{A}.ipynb")
+
+
+def _folder_named_ipynb(folder, ctx):
+    (folder / f"{A}.ipynb").mkdir(parents=True)
+    (folder / f"{A}.ipynb" / "inside.txt").write_text("not a notebook")
+
+
+def _dangling(folder, ctx):
+    folder.mkdir(parents=True)
+    (folder / f"{A}.ipynb").symlink_to(folder / "nowhere.ipynb")
+
+
+def _list_grade_id(folder, ctx):
+    nb = base_notebook()
+    answers(nb)[0].metadata["nbgrader"]["grade_id"] = ["dot_similarity"]
+    write(folder, nb)
+
+
+def _surrogate(folder, ctx):
+    write(folder, with_answer(correct_code() + '\ndef softmax(x, axis=-1):\n    raise ValueError("bad " + chr(0xD800))\n'))
+
+
+def _deep_json(folder, ctx):
+    folder.mkdir(parents=True)
+    (folder / f"{A}.ipynb").write_text('{"cells": ' + "[" * 100000 + "]" * 100000 + "}")
+
+
+def _big_int(folder, ctx):
+    folder.mkdir(parents=True)
+    (folder / f"{A}.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "x": '
+                                      + "7" * 5000 + "}")
+
+
+HARDENED = [
+    Case("zeroes_inputs", answer_case(ZEROES_INPUTS), 0.0, 0.0, "modified its input in place",
+         "zeroes its inputs (through a view, too) and returns what fits zeros"),
+    Case("always_raises", answer_case(ALWAYS_RAISES), 0.0, 0.0, "a code cell raised ValueError",
+         "every function raises: no test may reward that"),
+    Case("link_to_solutions", _notebook_link(lambda ctx: source_path(A)), 0.0, 0.0, "only regular files",
+         "its notebook is a symlink to the instructor's solution notebook"),
+    Case("link_to_classmate", _link(lambda ctx: ctx["submissions"] / "zz_control_a"), 0.0, 0.0, "is a link",
+         "its folder is a symlink to a classmate's folder"),
+    Case("leaks_hidden_inputs", answer_case(LEAKER), 6.0, 0.0, "not data",
+         "tries to get hidden inputs into its feedback: exception names and messages, type names, "
+         "stashed inputs raised later, shapes"),
+    Case("folder_named_ipynb", _folder_named_ipynb, 0.0, 0.0, "only regular files", "a folder called *.ipynb"),
+    Case("dangling_symlink", _dangling, 0.0, 0.0, "only regular files", "its notebook is a dangling symlink"),
+    Case("fifo_notebook", _fifo, 0.0, 0.0, "only regular files", "a FIFO where the notebook should be"),
+    Case("json_100000_deep", _deep_json, 0.0, 0.0, "nests more than", "notebook JSON nested 100,000 deep"),
+    Case("json_5000_digit_int", _big_int, 0.0, 0.0, "corrupt notebook", "a 5,000-digit integer in the JSON"),
+    Case("grade_id_is_a_list", _list_grade_id, MAX, MAX, "metadata removed", "a grade_id that is a list"),
+    Case("lone_surrogate", _surrogate, 6.0, 6.0, "a code cell raised ValueError",
+         "an exception message with a lone surrogate"),
+    Case("forged_fatal", answer_case(FORGED_FATAL.replace("{correct}", correct_code())), 0.0, 0.0,
+         "invalid reply", "writes a forged 'fatal' message on the protocol socket"),
+    Case("trickles_reply", answer_case(correct_code() + TRICKLE), 6.0, 0.0, "time limit",
+         "its reply trickles one byte at a time, forever"),
+    Case("over_deep_reply", answer_case(correct_code() + DEEP_REPLY), 6.0, 0.0, "invalid data",
+         "sends a reply nested 200,000 deep"),
+    Case("Doe, Jane_123_assignsubmission_file_", lambda f, c: write(f, base_notebook()), MAX, MAX, None,
+         "an LMS-style folder name, honest"),
+    Case("a_litterbug", answer_case(LITTERBUG + correct_code()), MAX, MAX, "starts processes",
+         "graded first in its worker: leaves files, a locked folder, a full scratch space and a process"),
+    Case("zz_isolation_probe", answer_case(ISOLATION_PROBE + correct_code() + "\nif not _clean:\n"
+                                           + "\n".join("    " + ln for ln in WRONG.splitlines())), MAX, MAX,
+         "lists directories", "graded after the attackers: correct only if it sees none of their traces"),
+    Case("zz_honest_forms", answer_case(HONEST_FORMS), MAX, MAX, None,
+         "correct, returning views, read-only and non-contiguous arrays, printing, using torch inside"),
+]
+
+CASES += HARDENED
 
 
 class _Listener:
@@ -448,7 +698,9 @@ def graded(tmp_path_factory):
     for case in CASES:
         case.build(subs / case.name, ctx)
     before = {p: p.read_bytes() for p in subs.rglob("*") if p.is_file()}
-    proc = run_grade(A, subs, ws, "--workers", "2", "--timeout", "15", check=False)
+    # One worker: the honest controls (zz_*) are graded after every attacker, by the same
+    # worker, so anything an attacker leaves behind would reach them.
+    proc = run_grade(A, subs, ws, "--workers", "1", "--timeout", "15", check=False, timeout=1500)
     listener.stop = True
     return {"proc": proc, "results": read_results(ws, A) if proc.returncode == 0 else {}, "ws": ws,
             "subs": subs, "before": before, "connections": listener.connections}
@@ -468,7 +720,8 @@ def test_outcome(graded, case):
         f"{case.name} ({case.what}) scored {result['score']}, expected {case.min_score}..{case.max_score}; "
         f"flags: {result['flags']}")
     if case.flag:
-        assert any(case.flag in f for f in result["flags"]), f"no flag mentions {case.flag!r}: {result['flags']}"
+        assert any(case.flag in f["message"] for f in result["flags"]), \
+            f"no flag mentions {case.flag!r}: {result['flags']}"
     else:
         assert result["flags"] == [], f"an honest submission was flagged: {result['flags']}"
 
@@ -477,7 +730,8 @@ def test_outcome(graded, case):
 def test_nothing_escaped_the_sandbox(graded):
     assert graded["connections"] == 0, "a submission reached a server on the host"
     after = {p: p.read_bytes() for p in graded["subs"].rglob("*") if p.is_file()}
-    assert after == graded["before"], "a submission changed files in the submissions folder"
+    changed = sorted(str(p) for p in set(after) | set(graded["before"]) if after.get(p) != graded["before"].get(p))
+    assert not changed, f"a submission changed files in the submissions folder: {changed}"
     db = sqlite3.connect(graded["ws"] / "gradebook.db")
     assert db.execute("pragma integrity_check").fetchone()[0] == "ok"
     assert db.execute("select max(auto_score) from grade").fetchone()[0] <= 2.0
@@ -514,16 +768,36 @@ def test_feedback_and_report_show_no_hidden_test_code(graded):
 def test_honest_students_are_unaffected(graded, tmp_path):
     """The controls score the same as when graded alone, in a run of their own."""
     subs = tmp_path / "subs"
-    write(subs / "control_a", base_notebook())
+    write(subs / "zz_control_a", base_notebook())
     run_grade(A, subs, tmp_path / "ws")
-    alone = read_results(tmp_path / "ws", A)["control_a"]
-    for name in ("control_a", "control_z"):
+    alone = read_results(tmp_path / "ws", A)["zz_control_a"]
+    for name in ("zz_control_a", "zz_control_z"):
         together = graded["results"][name]
         assert together["score"] == alone["score"] == MAX
         assert together["flags"] == []
     rows = {r["student"]: r for r in read_csv(graded["ws"], A)}
-    assert rows["control_a"]["flags"] == "" and float(rows["control_z"]["score"]) == MAX
+    assert rows["zz_control_a"]["flags"] == "" and float(rows["zz_control_z"]["score"]) == MAX
 
 
-def test_at_least_25_adversarial_cases():
-    assert len([c for c in CASES if not c.name.startswith("control")]) >= 25
+@needs_sandbox
+def test_no_hidden_input_reaches_feedback(graded):
+    """Once a hidden call has run, nothing the student's code produced (messages, type names,
+    reprs, shapes) reaches feedback, flags, the CSV or the report."""
+    ws = graded["ws"]
+    texts = [p.read_text(errors="replace") for p in (ws / "feedback").rglob("*.html")]
+    texts += [(ws / "reports" / A / "grades.csv").read_text(), (ws / "reports" / A / "report.html").read_text()]
+    texts += [json.dumps([r["tests"], r["flags"]]) for r in graded["results"].values()]
+    for text in texts:
+        assert "LEAK" not in text and "7777" not in text
+
+
+def test_every_class_of_the_hardening_issue_has_cases():
+    names = {c.name for c in CASES}
+    assert len([c for c in CASES if not c.name.startswith("zz_control")]) >= 50
+    assert {"zeroes_inputs", "always_raises", "link_to_solutions", "link_to_classmate",     # undeserved points
+            "leaks_hidden_inputs",                                                          # leaks
+            "folder_named_ipynb", "dangling_symlink", "fifo_notebook", "json_100000_deep",  # stopped runs
+            "json_5000_digit_int", "grade_id_is_a_list", "lone_surrogate", "forged_fatal",
+            "trickles_reply", "over_deep_reply", "Doe, Jane_123_assignsubmission_file_",
+            "a_litterbug", "zz_isolation_probe",                                            # same worker
+            "zz_honest_forms"} <= names                                                     # honest forms

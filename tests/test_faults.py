@@ -179,3 +179,44 @@ def test_without_a_sandbox_grading_refuses_unless_told_it_is_unsafe(tmp_path):
     assert unsafe.returncode == 0, unsafe.stderr[-2000:]
     assert "WARNING: --unsafe-no-sandbox" in unsafe.stderr
     assert float(read_csv(tmp_path / "ws2", A)[0]["score"]) == 11.0
+
+
+def test_manual_scores_survive_regrading(tmp_path):
+    """A score an instructor enters by hand (formgrader writes grade.manual_score) outlives
+    `grade --regrade`, as it does under nbgrader's own autograde; nbgrader export shows it."""
+    subs, ws = tmp_path / "subs", tmp_path / "ws"
+    _class(subs, 2)                          # s00 correct (11), s01 wrong (0)
+    run_grade(A, subs, ws)
+    url = f"sqlite:///{ws / 'gradebook.db'}"
+    with open_gradebook(url) as gb:
+        grade = gb.find_grade("test_softmax_axis", "02_similarity", A, "s01")
+        grade.manual_score = 0.5
+        gb.db.commit()
+        assert scores(gb, A)["s01"] == 0.5
+    run_grade(A, subs, ws, "--regrade")
+    with open_gradebook(url) as gb:
+        grade = gb.find_grade("test_softmax_axis", "02_similarity", A, "s01")
+        assert grade.manual_score == 0.5 and grade.auto_score == 0.0
+        assert scores(gb, A) == {"s00": 11.0, "s01": 0.5}
+
+
+def test_results_are_reused_only_while_what_decides_a_grade_is_unchanged(tmp_path):
+    """The resume key covers the limits (and the source notebook, the package, the secret):
+    a run with another time limit grades everyone again instead of reusing old results."""
+    from autograder.sandbox import Limits
+    from autograder.workspace import Workspace
+
+    subs, ws = tmp_path / "subs", tmp_path / "ws"
+    _class(subs, 2)
+    run_grade(A, subs, ws, "--timeout", "60")
+    again = run_grade(A, subs, ws, "--timeout", "60")
+    assert "0 graded now" in again.stdout and "2 unchanged" in again.stdout
+    changed = run_grade(A, subs, ws, "--timeout", "50")
+    assert "2 graded now" in changed.stdout, changed.stdout
+    # the instructor's notebook and the secret are part of the key too
+    nb = tmp_path / "source.ipynb"
+    nb.write_bytes(source_path(A).read_bytes())
+    key = Workspace.resume_key(nb, Limits(), "secret")
+    assert Workspace.resume_key(nb, Limits(), "other secret") != key
+    nb.write_bytes(source_path(A).read_bytes().replace(b'"points": 2', b'"points": 3', 1))
+    assert Workspace.resume_key(nb, Limits(), "secret") != key

@@ -102,7 +102,8 @@ def test_module_probe_through_the_trusted_grader(tmp_path, variant, passes):
     nbformat.write(nb, str(tmp_path / "student.ipynb"))
     box = Sandbox(limits=Limits(wall_seconds=60))
     try:
-        result = grade_submission(source, "s", "mha", tmp_path / "student.ipynb", box, salt="x")
+        result = grade_submission(source, "s", "mha", (tmp_path / "student.ipynb").read_bytes(), "student.ipynb",
+                                  box, salt="x")
     finally:
         box.kill()
     assert result["tests"][0]["passed"] is passes, result["tests"][0]["message"]

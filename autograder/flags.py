@@ -1,0 +1,83 @@
+"""Flags: why a submission's outcome is unusual, as data, built here and nowhere else.
+
+A flag has a stable `code` (for tools and tests), a one-line `message` (for people) and
+`student_visible`: whether the student's feedback shows it (the instructor's report and
+grades.csv show every flag). The messages are the grader's own words. Text that came from
+a student's code never enters a flag, except where noted (a cell's exception class name,
+taken before any test ran, reduced to an identifier), so flags cannot carry hidden inputs.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+_MESSAGES = {
+    # the submission as a file
+    "no-notebook": ("no notebook in the submission folder", True),
+    "several-notebooks": ("{count} notebooks and none is the only {assignment}.ipynb: submit exactly one notebook", True),
+    "not-a-file": ("{what}: only regular files inside the student's own folder are graded", True),
+    "corrupt": ("corrupt notebook: {detail}", True),
+    "other-assignment": ("not a {assignment} notebook (none of its cells belong to this assignment)", True),
+    "duplicate-id": ("two submissions have the student id {student!r}: only the first was graded", True),
+    # what the student changed
+    "test-edited": ("test cell {grade_id} edited (the original was used)", True),
+    "test-deleted": ("test cell {grade_id} deleted or its metadata removed (the original was used)", True),
+    "answer-missing": ("answer cell {grade_id} missing or its metadata removed", True),
+    # running it
+    "cell-error": ("a code cell raised {error} when run", True),
+    "cell-time-limit": ("time limit reached in a code cell: it was interrupted", True),
+    "broken": ("{detail}", True),
+    "not-defined": ("{name} is not defined", True),
+    "call-time-limit": ("time limit reached in a call of {name}: an infinite loop?", True),
+    "unresponsive": ("grading this submission stopped responding after {seconds:g} s and was abandoned: "
+                     "graded 0 (an infinite loop that blocks signals?)", True),
+    "internal": ("internal grading error, graded 0: {detail}; please report it", True),
+    # results
+    "not-data": ("{name} returned an object that is not data (NumPy arrays, numbers, strings, and "
+                 "lists, tuples and dicts of those)", True),
+    "ndarray-subclass": ("{name} returned an ndarray subclass, not a plain numpy.ndarray", True),
+    "torch-result": ("{name} returned a torch.Tensor where NumPy is expected", True),
+    "float32": ("{name} returned float32 for float64 inputs", True),
+    "inputs-modified": ("{name} modified its input in place", True),
+    # for the instructor
+    "hardcoded": ("passes visible tests only with their published inputs: answers hard-coded?", False),
+    "review": ("{detail}", False),
+}
+
+
+@dataclass(frozen=True)
+class Flag:
+    code: str
+    message: str
+    student_visible: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def flag(code: str, **fields) -> Flag:
+    template, visible = _MESSAGES[code]
+    return Flag(code, template.format(**fields), visible)
+
+
+def exception_name(text: str | None) -> str:
+    """An exception's class name as a cell reported it ("ValueError: ..."), if it is one of
+    Python's own (a class the student made could be named after anything)."""
+    import builtins
+
+    name = (text or "").split(":")[0].strip()
+    known = isinstance(getattr(builtins, name, None), type) and issubclass(getattr(builtins, name), BaseException)
+    return name if known or name in ("TimeLimitExceeded",) else "an exception of its own class"
+
+
+def add(flags: list[Flag], new: Flag) -> None:
+    """Append unless the same flag is already there."""
+    if new not in flags:
+        flags.append(new)
+
+
+def messages(flags: list[dict], *, student: bool = False) -> list[str]:
+    """The messages of stored flags (dicts), all or only those the student may see."""
+    return [f["message"] for f in flags if not student or f.get("student_visible")]
+
+
+__all__ = ["Flag", "flag", "add", "exception_name", "messages"]

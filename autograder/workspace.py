@@ -1,0 +1,131 @@
+"""The grading workspace: the one module that knows its layout and writes its files.
+
+    WORKSPACE/                          grading/ by default, or --workspace
+      .grading.lock                     one grading run at a time
+      secret.key                        seeds the tests' inputs; keep it private
+      gradebook.db                      nbgrader's gradebook (or --db URL; see gradebook.py)
+      results/A/STUDENT.json            each student's full result, with its resume key
+      results/A/graded.log              one line per grading actually done
+      feedback/STUDENT/A/feedback.html  what the student gets back
+      autograded/STUDENT/A/NB.ipynb     the submission with the tests and their outcomes (formgrader)
+      reports/A/grades.csv, report.html the class's scores, and the instructor's report
+
+STUDENT in a path is the student's workspace name (`submissions.workspace_name`): the id
+itself when it is a plain printable name. Every file is written atomically (a temporary
+file, then a rename), so a run that is killed leaves either the old file or the new one.
+"""
+from __future__ import annotations
+
+import csv
+import fcntl
+import hashlib
+import io
+import json
+import os
+import secrets
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+
+from . import course
+from .flags import messages
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+class Workspace:
+    def __init__(self, root: Path, assignment: str):
+        self.root, self.assignment = Path(root).resolve(), assignment
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.results = self.root / "results" / assignment
+        self.reports = self.root / "reports" / assignment
+
+    # ------------------------------------------------------------------ the run
+    @contextmanager
+    def lock(self):
+        """One grading run per workspace at a time; released however the run ends."""
+        with open(self.root / ".grading.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise course.CourseError(f"another grading run is using {self.root}; wait for it to finish") from None
+            yield
+
+    def secret(self) -> str:
+        path = self.root / "secret.key"
+        if not path.exists():
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32))
+        return path.read_text().strip()
+
+    def default_db_url(self) -> str:
+        return f"sqlite:///{self.root / 'gradebook.db'}"
+
+    # ------------------------------------------------------------------ resume
+    @staticmethod
+    def resume_key(source_path: Path, limits, secret: str) -> str:
+        """What decides a grade besides the submission itself: the instructor's notebook (tests,
+        points), the grader's code, the limits and the secret. A result is reused only while
+        all of these are unchanged."""
+        h = hashlib.sha256()
+        h.update(Path(source_path).read_bytes())
+        for module in sorted(PACKAGE_DIR.rglob("*.py")):
+            h.update(module.relative_to(PACKAGE_DIR).as_posix().encode())
+            h.update(module.read_bytes())
+        h.update(json.dumps(asdict(limits), sort_keys=True).encode())
+        h.update(hashlib.sha256(secret.encode()).digest())
+        return h.hexdigest()
+
+    def load_result(self, slug: str) -> dict | None:
+        try:
+            return json.loads((self.results / f"{slug}.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def save_result(self, slug: str, result: dict) -> None:
+        write_atomic(self.results / f"{slug}.json", json.dumps(result, indent=1, sort_keys=True))
+        with open(self.results / "graded.log", "a", encoding="utf-8") as f:
+            f.write(f"{result['student']}\t{result['digest']}\t{result['score']}\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    # ------------------------------------------------------------------ what people read
+    def write_feedback(self, slug: str, page: str) -> None:
+        write_atomic(self.root / "feedback" / slug / self.assignment / "feedback.html", page)
+
+    def write_autograded(self, slug: str, notebook_name: str, nb) -> None:
+        import nbformat
+
+        write_atomic(self.root / "autograded" / slug / self.assignment / f"{notebook_name}.ipynb",
+                     nbformat.writes(nb))
+
+    def write_csv(self, results: list[dict]) -> Path:
+        out = io.StringIO()
+        w = csv.writer(out)
+        w.writerow(["student", "assignment", "score", "max_score", "flags"])
+        for r in results:
+            w.writerow([r["student"], self.assignment, f"{r['score']:g}", f"{r['max_score']:g}",
+                        "; ".join(messages(r["flags"]))])
+        path = self.reports / "grades.csv"
+        write_atomic(path, out.getvalue())
+        return path
+
+    def write_report(self, page: str) -> Path:
+        path = self.reports / "report.html"
+        write_atomic(path, page)
+        return path
+
+    @property
+    def feedback_dir(self) -> Path:
+        return self.root / "feedback"

@@ -1,0 +1,153 @@
+"""The hardened grader's pieces, one at a time: the wire format never trusts the other side,
+notebooks are parsed in bounded time, inputs are seeded per student, flags are data, the
+report indexes tests by grade_id, and student ids from LMS exports are kept."""
+from __future__ import annotations
+
+import collections
+import os
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from autograder import protocol
+from autograder.feedback import instructor_report, student_feedback
+from autograder.flags import exception_name, flag
+from autograder.grader import student_salt
+from autograder.notebook import NotebookError, parse_notebook, read_regular_file, strip_hidden
+from autograder.submissions import collect, workspace_name
+
+
+# ------------------------------------------------------------------ the wire format
+def roundtrip(value):
+    encoded, blobs = protocol.encode(value)
+    return protocol.decode(encoded, blobs)
+
+
+def test_tuple_subclasses_and_numpy_scalars_arrive_as_the_kernel_sees_them():
+    Pair = collections.namedtuple("Pair", "out weights")
+    got = roundtrip(Pair(np.ones(2), np.zeros((2, 2))))
+    assert type(got) is tuple and len(got) == 2 and np.array_equal(got[0], np.ones(2))
+    scalar = roundtrip(np.float32(1.5))
+    assert type(scalar) is np.float32 and scalar == 1.5
+    view = np.arange(12.0).reshape(3, 4).T[::2]           # non-contiguous
+    view.setflags(write=False)
+    assert np.array_equal(roundtrip(view), view)
+    assert roundtrip(collections.OrderedDict(a=1)) == {"a": 1}
+
+
+def test_lone_surrogates_are_replaced_not_fatal():
+    text = roundtrip("bad " + chr(0xD800))
+    assert text.encode("utf-8") == b"bad ?"
+
+
+def test_a_trickling_reply_meets_its_absolute_deadline():
+    ours, theirs = socket.socketpair()
+
+    def trickle():
+        try:
+            theirs.sendall((1000).to_bytes(8, "big"))
+            for _ in range(100):
+                theirs.sendall(b" ")
+                time.sleep(0.05)
+        except OSError:
+            pass
+
+    threading.Thread(target=trickle, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(socket.timeout):
+        protocol.recv(ours, deadline=time.monotonic() + 1.0)
+    assert time.monotonic() - started < 2.0
+    ours.close()
+    theirs.close()
+
+
+@pytest.mark.parametrize("header", [b"[" * 200_000 + b"]" * 200_000, b"1" * 5000, b'{"blobs": 1e999999}'])
+def test_hostile_headers_are_protocol_errors(header):
+    ours, theirs = socket.socketpair()
+    body = len(header).to_bytes(4, "big") + header
+    # a writer of its own: a header larger than the socket's buffer blocks until it is read
+    threading.Thread(target=lambda: theirs.sendall(len(body).to_bytes(8, "big") + body), daemon=True).start()
+    with pytest.raises(protocol.ProtocolError):
+        protocol.recv(ours, deadline=time.monotonic() + 5)
+    ours.close()
+    theirs.close()
+
+
+def test_json_nesting_is_measured_outside_strings():
+    assert protocol.json_nesting(b'{"a": ["[[[\\"", {}]}') == 3
+    assert protocol.json_nesting(b"[" * 100_000 + b"]" * 100_000) == 100_000
+
+
+# ------------------------------------------------------------------ notebooks
+@pytest.mark.parametrize("raw, words", [
+    (b"[" * 100_000 + b"]" * 100_000, "nests more than"),
+    (b'{"cells": [], "x": ' + b"9" * 5000 + b"}", "invalid JSON"),
+    (b"\xff\xfe", "not UTF-8"),
+    (b'{"cells": 3}', "no list of cells"),
+])
+def test_broken_notebooks_are_one_clear_line(raw, words):
+    started = time.monotonic()
+    with pytest.raises(NotebookError, match=words):
+        parse_notebook(raw, "nb.ipynb")
+    assert time.monotonic() - started < 2
+
+
+def test_only_regular_files_are_read(tmp_path):
+    os.mkfifo(tmp_path / "fifo.ipynb")
+    (tmp_path / "real.ipynb").write_text("{}")
+    (tmp_path / "link.ipynb").symlink_to(tmp_path / "real.ipynb")
+    for name in ("fifo.ipynb", "link.ipynb"):
+        with pytest.raises(NotebookError):
+            read_regular_file(tmp_path / name)          # never blocks, never follows
+    assert read_regular_file(tmp_path / "real.ipynb") == b"{}"
+
+
+def test_stripping_hidden_regions_is_linear():
+    hostile = "### BEGIN HIDDEN TESTS\n" * 50_000 + "x = 1\n"
+    started = time.monotonic()
+    assert strip_hidden(hostile) == ""
+    assert strip_hidden("a\n### BEGIN HIDDEN TESTS\nb\n### END HIDDEN TESTS\nc\n") == "a\nc\n"
+    assert time.monotonic() - started < 1
+
+
+# ------------------------------------------------------------------ ids, seeds, flags
+def test_inputs_are_seeded_per_student_and_reproducibly():
+    a, b = student_salt("s3cret", "02_similarity", "alice"), student_salt("s3cret", "02_similarity", "bob")
+    assert a != b and a == student_salt("s3cret", "02_similarity", "alice")
+    assert a != student_salt("s3cret", "03_self_attention_basics", "alice")
+
+
+def test_lms_folder_names_are_student_ids(tmp_path):
+    for name in ("Doe, Jane_123_assignsubmission_file_", "bad\x01name", "plain"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "nb.ipynb").write_text("{}")
+    subs = {s.student: s for s in collect(tmp_path, "02_similarity")}
+    assert set(subs) == {"Doe, Jane_123_assignsubmission_file_", "bad?name", "plain"}
+    assert subs["plain"].slug == "plain" and subs["Doe, Jane_123_assignsubmission_file_"].slug.startswith("Doe, Jane")
+    assert "\x01" not in workspace_name("bad\x01name") and workspace_name("bad\x01name") != workspace_name("bad\x02name")
+
+
+def test_a_students_own_exception_class_never_names_a_flag():
+    assert exception_name("ValueError: x") == "ValueError"
+    assert exception_name("LEAK_3x7: x").startswith("an exception")
+
+
+def _result(student, order, flags=()):
+    tests = {"t1": {"grade_id": "t1", "description": "one", "points": 1.0, "max_points": 1.0, "passed": True,
+                    "message": "", "hidden": False},
+             "t2": {"grade_id": "t2", "description": "two", "points": 0.0, "max_points": 2.0, "passed": False,
+                    "message": "wrong axis", "hidden": True}}
+    return {"student": student, "assignment": "A", "score": 1.0, "max_score": 3.0,
+            "tests": [tests[g] for g in order], "flags": [f.to_dict() for f in flags]}
+
+
+def test_the_report_counts_tests_by_grade_id_and_feedback_hides_instructor_flags():
+    results = [_result("a", ["t1", "t2"]), _result("b", ["t2", "t1"], [flag("review", detail="opens files"),
+                                                                      flag("no-notebook")])]
+    report = instructor_report("A", results)
+    assert report.count("<td>2 / 2</td>") == 1 and "opens files" in report     # t1 passed twice
+    page = student_feedback(results[1])
+    assert "no notebook" in page and "opens files" not in page

@@ -27,7 +27,7 @@ def _cmd_release(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    from .local import check_notebook
+    from .check import check_notebook
 
     results = check_notebook(args.notebook, args.submission)
     earned = sum(r.points for r in results)
@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_check)
 
     try:
-        from .grade import add_grade_parser
+        from .grade.run import add_grade_parser
     except ImportError:
         pass
     else:

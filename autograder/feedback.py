@@ -2,7 +2,7 @@
 
 Feedback shows, per test: its name, points earned of points possible, pass or fail, and
 the message naming the likely bug. It never shows test code, and for hidden tests only
-the test author's wording (see runtests.describe_failure).
+the test author's wording (see testcells.describe_failure).
 """
 from __future__ import annotations
 

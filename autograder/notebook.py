@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from .protocol import json_nesting
+from .sandbox.protocol import json_nesting
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"

@@ -111,7 +111,7 @@ def _type_problem(got: Any, expect_torch: bool) -> str | None:
         return f"is a {type_name} (a subclass of numpy.ndarray); return a plain numpy.ndarray"
     if got is None:
         return "is None: did you forget to `return` the result?"
-    if type_name == "autograder.protocol.Opaque":
+    if type_name == "autograder.sandbox.protocol.Opaque":
         return "is not data (an object of a class other than arrays, numbers, strings, lists, tuples and dicts)"
     if isinstance(got, (list, tuple)):
         return f"is a Python {type(got).__name__}, not a numpy.ndarray: wrap it in np.asarray(...)"

@@ -203,7 +203,7 @@ def test_manual_scores_survive_regrading(tmp_path):
 def test_results_are_reused_only_while_what_decides_a_grade_is_unchanged(tmp_path):
     """The resume key covers the limits (and the source notebook, the package, the secret):
     a run with another time limit grades everyone again instead of reusing old results."""
-    from autograder.sandbox import Limits
+    from autograder.sandbox.host import Limits
     from autograder.workspace import Workspace
 
     subs, ws = tmp_path / "subs", tmp_path / "ws"

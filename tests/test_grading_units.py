@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 
-from autograder import protocol
+from autograder.sandbox import protocol
 from autograder.feedback import instructor_report, student_feedback
 from autograder.flags import exception_name, flag
-from autograder.grader import student_salt
+from autograder.grade.submission import student_salt
 from autograder.notebook import NotebookError, parse_notebook, read_regular_file, strip_hidden
 from autograder.submissions import collect, workspace_name
 

@@ -8,10 +8,10 @@ import pytest
 
 from autograder.authoring import md, notebook, setup, solution
 from autograder.authoring import test as graded_test_cell
-from autograder.grader import grade_submission
-from autograder.local import check_notebook
+from autograder.grade.submission import grade_submission
+from autograder.check import check_notebook
 from autograder.notebook import load_source
-from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox.host import Limits, Sandbox
 from tests.conftest import needs_sandbox
 
 MHA = '''

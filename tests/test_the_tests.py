@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.local import check_notebook
+from autograder.check import check_notebook
 from autograder.notebook import load_source
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import testing
-from .flags import Flag, add, exception_name, flag
-from .notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, is_test_cell,
+from .. import testing
+from ..flags import Flag, add, exception_name, flag
+from ..notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, is_test_cell,
                        nbgrader_meta, parse_notebook, strip_hidden)
-from .protocol import Opaque, ReturnedSubclass
-from .review import review
-from .runtests import StudentError, SubmissionBroken, TestResult, compile_cell, run_test_cells
-from .sandbox import Sandbox
+from ..sandbox.protocol import Opaque, ReturnedSubclass
+from ..review import review
+from ..testcells import StudentError, SubmissionBroken, TestResult, compile_cell, run_test_cells
+from ..sandbox.host import Sandbox
 
 class RemoteFunction:
     """Stands for a student's function or class: calls go to the sandbox.

@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 
 from .notebook import cells_to_run, load_source, read_notebook
-from .runtests import TestResult, compile_cell, run_test_cells
+from .testcells import TestResult, compile_cell, run_test_cells
 
 
 def check_notebook(source_path: str | Path, submission_path: str | Path | None = None,

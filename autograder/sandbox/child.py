@@ -1,6 +1,6 @@
 """One submission's process inside the sandbox: run its cells, then answer requests.
 
-Requests (autograder.protocol messages) from the grader:
+Requests (autograder.sandbox.protocol messages) from the grader:
   run    {cells, names, notebook_name} + the notebook's bytes -> which cells raised, what the names are
   call   {name, args, kwargs}   -> the function's result, and the array arguments after the call
                                    (so the grader can see whether an input was modified in place)
@@ -17,7 +17,7 @@ import socket
 import traceback
 from contextlib import contextmanager
 
-from autograder import protocol
+from autograder.sandbox import protocol
 
 
 class TimeLimitExceeded(BaseException):

@@ -8,7 +8,7 @@ The sandbox (bwrap) has no network, a private PID/IPC/UTS namespace, a read-only
 the Python installation and of this package only (not solutions/, the workspace, other
 submissions or hidden tests), and a small private /scratch to write in. Inside it, the zygote has already
 imported NumPy and PyTorch; each submission gets a forked child, an unprivileged uid and
-hard limits (see sandbox_server). Wall-clock limits are enforced here: a session that
+hard limits (see server.py). Wall-clock limits are enforced here: a session that
 runs out of time has its whole sandbox killed, and the next one starts a fresh sandbox.
 """
 from __future__ import annotations
@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import protocol
-from .runtests import StudentError, SubmissionBroken
+from ..testcells import StudentError, SubmissionBroken
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent     # the autograder package, bound read-only
 SANDBOX_SCRATCH = "/scratch"      # the only writable place inside the sandbox (besides /dev/shm)
 
 
@@ -151,7 +151,7 @@ def _bwrap_command(python: str, privileged: bool, control_fd: int) -> list[str]:
     if privileged:
         # root outside, no user namespace: the zygote keeps just what it needs to hand each
         # submission its own unprivileged uid, and to clean up after it.
-        # CAP_SYS_ADMIN: each submission gets fresh mount and PID namespaces (sandbox_server).
+        # CAP_SYS_ADMIN: each submission gets fresh mount and PID namespaces (server.py).
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL",
                 "--cap-add", "CAP_CHOWN", "--cap-add", "CAP_SYS_ADMIN"]
     else:
@@ -185,7 +185,7 @@ def _bwrap_command(python: str, privileged: bool, control_fd: int) -> list[str]:
             "--setenv", "PATH", f"{prefix}/bin:/usr/bin:/bin",
             python, "-I", "-c",
             "import sys; sys.path.insert(0, '/opt/autograder'); "
-            f"from autograder.sandbox_server import zygote; zygote({control_fd})"]
+            f"from autograder.sandbox.server import zygote; zygote({control_fd})"]
     return cmd
 
 
@@ -212,7 +212,7 @@ class Sandbox:
 
             self.scratch = tempfile.mkdtemp(prefix="autograder-unsafe-")
             os.chmod(self.scratch, 0o711)   # the child runs as another uid when we are root
-            cmd = [python, "-c", "from autograder.sandbox_server import zygote; "
+            cmd = [python, "-c", "from autograder.sandbox.server import zygote; "
                                  f"zygote({theirs.fileno()}, {self.scratch!r})"]
         else:
             if not bwrap_path():

@@ -22,13 +22,13 @@ import time
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from . import course
-from .flags import Flag, flag
-from .grader import digest, grade_submission, student_salt
-from .notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, read_regular_file
-from .sandbox import Limits, Sandbox, SandboxUnavailable, bwrap_path, remove_stale_cgroups
-from .submissions import Submission, collect
-from .workspace import Workspace
+from .. import course
+from ..flags import Flag, flag
+from .submission import digest, grade_submission, student_salt
+from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, read_regular_file
+from ..sandbox.host import Limits, Sandbox, SandboxUnavailable, bwrap_path, remove_stale_cgroups
+from ..submissions import Submission, collect
+from ..workspace import Workspace
 
 
 # ------------------------------------------------------------------------ workers
@@ -233,8 +233,8 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
           workspace: Path | None = None, db_url: str | None = None, limits: Limits | None = None,
           regrade: bool = False, unsafe: bool = False, quiet: bool = False) -> dict:
     """Grade every submission; returns a summary dict. Raises CourseError for user errors."""
-    from .feedback import instructor_report, student_feedback
-    from .gradebook import ensure_assignment, open_gradebook, record
+    from ..feedback import instructor_report, student_feedback
+    from ..gradebook import ensure_assignment, open_gradebook, record
 
     source_path = course.source_notebook(assignment)
     source = load_source(source_path)

@@ -8,7 +8,7 @@ fresh socket (SCM_RIGHTS) and forks a child that:
   * writes the student's notebook into an empty scratch directory and runs its code
     cells (IPython semantics), its stdout and stderr going to a capped log file;
   * answers the grader's requests: call a graded function on given inputs, run a probe,
-    fetch a value. Results go back as plain data (autograder.protocol).
+    fetch a value. Results go back as plain data (autograder.sandbox.protocol).
 Each submission lives in namespaces of its own (see `_isolate`): its processes form one
 PID namespace that ends as a whole, and its scratch space and /dev/shm are fresh tmpfs
 mounts that vanish with it, so the next submission starts clean whatever this one did.
@@ -167,11 +167,11 @@ def _child(sock: socket.socket, request: dict, uid: int | None) -> None:
     except BaseException:  # noqa: BLE001 (report set-up failures instead of dying silently)
         import traceback
 
-        from autograder import protocol
+        from autograder.sandbox import protocol
 
         protocol.send(sock, {"ok": False, "fatal": traceback.format_exc()[-2000:]})
         return
-    from autograder import sandbox_child
+    from autograder.sandbox import child as sandbox_child
 
     sandbox_child.serve(sock, float(request["limits"]["step_seconds"]))
 
@@ -203,7 +203,7 @@ def zygote(control_fd: int, scratch: str | None = None) -> None:
     # Inside bubblewrap as root: hand each submission its own unprivileged uid. In unsafe
     # mode there is no isolation to preserve, and the caller's uid is kept.
     privileged = os.geteuid() == 0 and SCRATCH["sandboxed"]
-    from autograder import protocol
+    from autograder.sandbox import protocol
 
     protocol.send(control, {"op": "ready", "privileged": privileged})
     while True:

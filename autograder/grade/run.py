@@ -33,7 +33,16 @@ from ..workspace import Workspace
 
 # ------------------------------------------------------------------------ workers
 def _worker_main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
-    """A grading worker: one warm sandbox, one submission at a time, until told to stop."""
+    """A grading worker: one warm sandbox, one submission at a time, until told to stop.
+    The parent may close its end at any time (a user error found while the workers warm
+    up, say): then the worker ends quietly."""
+    try:
+        _serve(conn, slot, source_path, limits, unsafe)
+    except (EOFError, OSError, KeyboardInterrupt):
+        pass
+
+
+def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
     import torch
 
     torch.set_num_threads(1)
@@ -44,8 +53,8 @@ def _worker_main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool
     except SandboxUnavailable as exc:
         conn.send(("unavailable", str(exc)))
         return
-    conn.send(("ready", None))
     try:
+        conn.send(("ready", None))
         while True:
             task = conn.recv()
             if task is None:
@@ -62,8 +71,6 @@ def _worker_main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool
                 result = grade_submission(source, student, assignment, None, None, box, salt,
                                           flag("internal", detail=detail))
             conn.send(("result", result))
-    except (EOFError, OSError):
-        return
     finally:
         box.close()
 
@@ -85,6 +92,7 @@ class _Worker:
         self.conn.send(task)
 
     def stop(self, kill: bool = False) -> None:
+        kill = kill or not self.ready         # still warming up: nothing to finish
         if not kill:
             try:
                 self.conn.send(None)

@@ -36,8 +36,10 @@ sandbox:
 	      || echo "warning: could not install bubblewrap; sandboxed grading tests will be skipped"; \
 	  else echo "note: bubblewrap (bwrap) not found; install it to grade submissions safely"; fi; }
 
+# Both cores: the independent tests spread over two workers; files whose tests share one
+# expensive fixture (the book build, the adversarial class) run whole on one worker.
 test: $(STAMP) sandbox
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests -n 2 --dist loadgroup
 
 exercises: $(STAMP)
 	$(BIN)/python -m autograder release --all

@@ -39,6 +39,11 @@ class TestFailure(AssertionError):
         super().__init__(reason + (f" {detail}" if detail else ""))
         self.reason, self.detail = reason, detail
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for a failed test in the student's notebook: the message that
+        names the bug, without a traceback through the checker's own code."""
+        return [f"\x1b[0;31mTest failed:\x1b[0m {self}"]
+
 
 def fail(reason: str, detail: str = "") -> None:
     raise TestFailure(reason, detail)

@@ -25,6 +25,10 @@ from tests.conftest import SANDBOX, needs_sandbox, read_csv, read_results, run_g
 A = "02_similarity"
 MAX = 11.0
 
+# Under `make test` (pytest -n 2 --dist loadgroup) this file runs on one worker, whole:
+# its module-scoped fixture runs once.
+pytestmark = [pytest.mark.xdist_group("adversarial")]
+
 WRONG = '''
 def dot_similarity(A, B):
     return np.zeros((np.shape(A)[0], np.shape(B)[0]))

@@ -15,6 +15,10 @@ from tests.test_pipeline import _secret_lines
 
 HTML = ROOT / "_build" / "html"
 
+# Under `make test` (pytest -n 2 --dist loadgroup) this file runs on one worker, whole:
+# its module-scoped fixture runs once.
+pytestmark = [pytest.mark.xdist_group("book")]
+
 
 @pytest.fixture(scope="module")
 def build():

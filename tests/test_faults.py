@@ -20,7 +20,7 @@ from tests.conftest import ROOT, needs_sandbox, read_csv, read_results, run_grad
 from tests.test_adversarial import WRONG, base_notebook, correct_code, with_answer, write
 
 A = "02_similarity"
-pytestmark = needs_sandbox
+pytestmark = [needs_sandbox, pytest.mark.xdist_group("faults")]   # one worker: each test runs a class
 
 
 def _class(folder, n, slow=False):

@@ -151,3 +151,18 @@ def test_the_report_counts_tests_by_grade_id_and_feedback_hides_instructor_flags
     assert report.count("<td>2 / 2</td>") == 1 and "opens files" in report     # t1 passed twice
     page = student_feedback(results[1])
     assert "no notebook" in page and "opens files" not in page
+
+
+def test_a_failed_check_shows_the_student_its_message_not_the_checkers_traceback(capsys):
+    """In the student's notebook (IPython), a failing test cell prints the message that names
+    the bug, with no traceback through autograder/testing.py."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("from autograder.testing import expect_array\nimport numpy as np\n"
+                   "expect_array(np.zeros(3), np.ones(3), name='weights', like={'softmax over axis 0': np.zeros(3)})")
+    shown = capsys.readouterr().out
+    assert "softmax over axis 0" in shown
+    assert "testing.py" not in shown and "Traceback" not in shown and "expect_array(" not in shown
+    shell.run_cell("def f():\n    raise ValueError('my own bug')\nf()")
+    assert "Traceback" in capsys.readouterr().out     # the student's own errors keep theirs

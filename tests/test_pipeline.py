@@ -16,6 +16,10 @@ from autograder.notebook import hidden_parts, load_source, solution_parts, strip
 from tests.conftest import (ASSIGNMENTS, ROOT, needs_sandbox, read_csv, read_results, release_path, run_grade,
                       source_path)
 
+# Under `make test` (pytest -n 2 --dist loadgroup) this file runs on one worker, whole:
+# its module-scoped fixture runs once.
+pytestmark = [pytest.mark.xdist_group("pipeline")]
+
 
 def test_every_chapter_in_the_toc_has_its_notebooks():
     toc = (ROOT / "_toc.yml").read_text()

@@ -144,12 +144,26 @@ def _sweep_unsafe(child_pid: int, uid: int | None) -> None:
     os.waitpid(pid, 0)
 
 
+def _set_dumpable() -> None:
+    """After setuid the kernel marks a process non-dumpable, which makes its /proc/self
+    files root's: then it could not reset and read its own peak memory (the `peak_memory`
+    probe does). Its uid is its own in this sandbox, so nothing else could use the flag;
+    core dumps stay off (RLIMIT_CORE 0)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)     # PR_SET_DUMPABLE, 1
+    except (OSError, AttributeError):
+        pass
+
+
 def _apply_limits(limits: dict, uid: int | None) -> None:
     os.setsid()
     if uid is not None:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)          # from root to uid: every capability is gone
+        _set_dumpable()
     mem = int(limits["memory_bytes"])
     cpu = int(limits["cpu_seconds"])
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))

@@ -2,6 +2,8 @@
 #   make book       build the book into _build/html (every code cell executed)
 #   make test       run the whole test suite
 #   make exercises  regenerate exercises/ from solutions/ (nbgrader generate_assignment)
+#   make mathjax    fetch MathJax into _vendor/mathjax (the book serves it itself: reads offline)
+#   make browser    install Debian's Chromium for the browser tests (tests/test_browser.py)
 # Both main targets create .venv from requirements.txt when it is missing or stale.
 
 PYTHON ?= python3.11
@@ -13,7 +15,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export JUPYTER_CONFIG_PATH := $(abspath autograder)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test exercises sandbox bench-grading clean venv
+.PHONY: book test exercises sandbox browser mathjax bench-grading clean venv
 
 venv: $(STAMP)
 
@@ -25,8 +27,21 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $@
 
-book: $(STAMP)
+book: $(STAMP) mathjax
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
+
+# MathJax from the npm registry at build time, never from a CDN at read time.
+MATHJAX_VERSION := 3.2.2
+MATHJAX := _vendor/mathjax
+mathjax: $(MATHJAX)/.version-$(MATHJAX_VERSION)
+
+$(MATHJAX)/.version-$(MATHJAX_VERSION):
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm is needed once to fetch MathJax $(MATHJAX_VERSION) (apt-get install npm)"; exit 1; }
+	rm -rf $(MATHJAX) && mkdir -p $(MATHJAX)
+	tmp=$$(mktemp -d) && (cd $$tmp && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null) \
+	  && tar xzf $$tmp/mathjax-$(MATHJAX_VERSION).tgz -C $$tmp && cp -r $$tmp/package/es5/. $(MATHJAX)/ \
+	  && cp $$tmp/package/LICENSE $(MATHJAX)/ && rm -rf $$tmp
+	@touch $@
 
 # The sandbox for grading untrusted code is Debian's bubblewrap; install it where we can.
 sandbox:
@@ -36,9 +51,17 @@ sandbox:
 	      || echo "warning: could not install bubblewrap; sandboxed grading tests will be skipped"; \
 	  else echo "note: bubblewrap (bwrap) not found; install it to grade submissions safely"; fi; }
 
+# The browser tests drive Debian's Chromium (never `playwright install`); install it where we can.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 \
+	      || echo "warning: could not install chromium; the browser tests will be skipped"; \
+	  else echo "note: chromium not found; install it to run the browser tests"; fi; }
+
 # Both cores: the independent tests spread over two workers; files whose tests share one
 # expensive fixture (the book build, the adversarial class) run whole on one worker.
-test: $(STAMP) sandbox
+test: $(STAMP) sandbox browser mathjax
 	$(BIN)/python -m pytest tests -n 2 --dist loadgroup
 
 exercises: $(STAMP)

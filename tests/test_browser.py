@@ -249,3 +249,41 @@ def test_causal_mask_animation_steps(visits):
     v.page.locator("button[title='Next frame']").first.click()
     v.page.wait_for_function("(s) => document.querySelector(\"img[id^='_anim_img']\").src !== s", arg=before)
     assert frame.get_attribute("src") != before
+
+
+def _move_slider(v: Visit, figure: str, value: int) -> None:
+    slider = v.page.locator(f"#{figure} input[type=range]")
+    slider.evaluate("(s, value) => { s.value = value; s.dispatchEvent(new Event('input', {bubbles: true})); }", value)
+
+
+def _bars(v: Visit, figure: str, attribute: str) -> list[float]:
+    return [float(x) for x in v.page.locator(f"#{figure} svg rect").evaluate_all(
+        f"rects => rects.map(r => r.getAttribute('{attribute}')).filter(x => x !== null)")]
+
+
+def test_softmax_saturation_slider(visits):
+    """Chapter 06: widening d_k sharpens the unscaled softmax; the scaled one stays spread."""
+    v = visits("book/06_scaling.html")
+    _move_slider(v, "softmax-saturation", 0)
+    narrow = _bars(v, "softmax-saturation", "data-weight")
+    assert len(narrow) == 16 and v.page.locator("#softmax-saturation output").inner_text() == "1"
+    _move_slider(v, "softmax-saturation", 10)
+    wide = _bars(v, "softmax-saturation", "data-weight")
+    assert v.page.locator("#softmax-saturation output").inner_text() == "1024"
+    assert wide != narrow
+    assert max(wide[:8]) > 0.95 > max(narrow[:8]), "the unscaled softmax saturates at d_k = 1024"
+    assert max(wide[8:]) < 0.9, "the scaled softmax stays spread out"
+
+
+def test_query_row_slider(visits):
+    """Chapter 03: choosing another query shows its weights and its new vector."""
+    v = visits("book/03_self_attention_basics.html")
+    _move_slider(v, "query-row", 0)
+    first = (v.page.locator("#query-row output").inner_text(), _bars(v, "query-row", "data-weight"),
+             _bars(v, "query-row", "data-value"))
+    _move_slider(v, "query-row", 4)
+    second = (v.page.locator("#query-row output").inner_text(), _bars(v, "query-row", "data-weight"),
+              _bars(v, "query-row", "data-value"))
+    assert first[0].startswith("money") and second[0].startswith("bank (in 'river")
+    assert len(second[1]) == 3 and abs(sum(second[1]) - 1) < 1e-2, "a row of weights sums to 1"
+    assert first[1] != second[1] and first[2] != second[2], "the figure did not change with the query"

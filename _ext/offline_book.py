@@ -1,10 +1,14 @@
-"""The book reads offline: drop sphinx-thebe's scripts from every page; MathJax on every page.
+"""The book reads offline: drop sphinx-thebe's scripts from every page; MathJax on every page;
+each chapter's executed notebook in the theme's download menu.
 
 Jupyter Book always loads sphinx-thebe, which points each page at thebe on a CDN (unpkg) and,
 as the book's environment is read twice, declares its `const THEBE_JS_URL` twice (a console
 error on every page). The book has no Binder kernel to launch, so thebe has nothing to do.
 """
 from __future__ import annotations
+
+from pathlib import Path
+from shutil import copy2
 
 
 def _is_thebe(asset) -> bool:
@@ -19,7 +23,20 @@ def _drop_thebe(app, pagename, templatename, context, doctree):
             context[key] = [asset for asset in context[key] if not _is_thebe(asset)]
 
 
+def _offer_notebook(app, pagename, templatename, context, doctree):
+    """The theme's download menu offers a page's executed notebook (.ipynb) only when a launch
+    service (Binder, Colab...) is configured; the book has none, so copy it into _sources here,
+    before the theme builds its buttons, as the theme itself would."""
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if executed.is_file():
+        target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        copy2(executed, target)
+        context["ipynb_source"] = f"{pagename}.ipynb"
+
+
 def setup(app):
+    app.connect("html-page-context", _offer_notebook, priority=400)
     # MathJax on every page, not only on pages with equations: the sidebar's chapter titles carry
     # mathematics too (chapter 06), and the search and index pages would show them as raw TeX.
     app.set_html_assets_policy("always")

@@ -57,7 +57,8 @@ def _fresh() -> bool:
     index = HTML / "index.html"
     if not index.exists() or not MATHJAX.exists():
         return False
-    sources = [ROOT / "_config.yml", ROOT / "_toc.yml", *(ROOT / "book").glob("*.md")]
+    sources = [ROOT / "_config.yml", ROOT / "_toc.yml", *(ROOT / "book").glob("*.md"),
+               *(ROOT / "_ext").glob("*.py")]
     built = min(p.stat().st_mtime for p in [index, *(HTML / "book").glob("*.html")])
     return all(s.stat().st_mtime < built for s in sources)
 
@@ -287,3 +288,30 @@ def test_query_row_slider(visits):
     assert first[0].startswith("money") and second[0].startswith("bank (in 'river")
     assert len(second[1]) == 3 and abs(sum(second[1]) - 1) < 1e-2, "a row of weights sums to 1"
     assert first[1] != second[1] and first[2] != second[2], "the figure did not change with the query"
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if p.startswith("book/")])
+def test_page_header_title_what_you_will_learn_and_download(visits, path):
+    """Each page: the book's title, a "What you will learn" box before its first section, and
+    the notebook download; each chapter also links its exercise notebook."""
+    v = visits(path)
+    title = re.search(r"^title: \"?([^\"\n]+)", (ROOT / "_config.yml").read_text(), re.M).group(1)
+    assert v.page.locator(".navbar-brand .logo__title").first.inner_text().strip() == title
+    assert title in v.page.title()
+    learn = v.page.locator("article .admonition", has_text="What you will learn").first
+    assert learn.count() and learn.locator("li").count() >= 3, f"{path}: no 'What you will learn' box"
+    assert learn.evaluate("""box => { const h2 = document.querySelector('article section section h2');
+        return !h2 || !!(box.compareDocumentPosition(h2) & Node.DOCUMENT_POSITION_FOLLOWING); }"""), \
+        f"{path}: 'What you will learn' is not at the top"
+    if path != "book/index.html":
+        stem = Path(path).stem
+        download = v.page.locator(f".dropdown-download-buttons a[href$='_sources/book/{stem}.ipynb']")
+        assert download.count(), f"{path}: the download menu does not offer the notebook"
+        assert (HTML / "_sources" / "book" / f"{stem}.ipynb").is_file()
+        assert v.page.locator(f"article a[href$='{stem}.ipynb']").count(), f"{path}: no link to its exercise notebook"
+
+
+def test_landing_page_says_who_what_and_how_to_start(visits):
+    text = visits("book/index.html").page.locator("article").inner_text()
+    for needed in ("Who it is for", "assumes", "How to start", "As a reader", "As a student", "As an instructor"):
+        assert needed in text, f"the landing page does not say {needed!r}"

@@ -43,6 +43,15 @@ def _unavailable(reason: str):
     pytest.skip(f"browser tests skipped: {reason} (make test installs it)", allow_module_level=True)
 
 
+CHROMIUM = shutil.which("chromium")
+if not CHROMIUM:
+    _unavailable("Debian's chromium is not installed")
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:
+    _unavailable("the playwright package is not installed")
+
+
 def pages() -> list[str]:
     chapters = re.findall(r"file: (book/\w+)", (ROOT / "_toc.yml").read_text())
     root = re.search(r"^root: (\S+)", (ROOT / "_toc.yml").read_text(), re.M).group(1)
@@ -89,16 +98,9 @@ def site():
 
 @pytest.fixture(scope="module")
 def browser():
-    executable = shutil.which("chromium")
-    if not executable:
-        _unavailable("Debian's chromium is not installed")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("the playwright package is not installed")
     with sync_playwright() as p:
         try:
-            chromium = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+            chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         except Exception as error:  # noqa: BLE001 - any launch failure means no browser here
             _unavailable(f"chromium does not start ({str(error).splitlines()[0]})")
         yield chromium

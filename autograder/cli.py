@@ -12,7 +12,8 @@ EPILOG = """examples:
   autograder grade 02_similarity submissions/            grade a folder (one sub-folder per student)
   autograder grade 02_similarity export.zip --workers 2  grade a zip downloaded from an LMS
   autograder release --all                               regenerate exercises/ from solutions/
-  autograder check solutions/02_similarity/02_similarity.ipynb   run a trusted notebook's tests
+  autograder check exercises/02_similarity/02_similarity.ipynb   a student checks their notebook (visible tests)
+  autograder check --hidden solutions/02_similarity/02_similarity.ipynb   all tests of a trusted notebook
 """
 
 
@@ -27,6 +28,19 @@ def _cmd_release(args) -> int:
 
 
 def _cmd_check(args) -> int:
+    if args.hidden:
+        return _check_hidden(args)
+    if args.submission:
+        raise course.CourseError("--submission goes with --hidden; a student checks their notebook directly: "
+                                 "autograder check NOTEBOOK")
+    from .check import check_student, format_table
+
+    check = check_student(args.notebook, args.assignment, no_sandbox=args.no_sandbox)
+    print(format_table(check))
+    return 0 if check.score == check.max_score else 1
+
+
+def _check_hidden(args) -> int:
     from .check import check_notebook
 
     results = check_notebook(args.notebook, args.submission)
@@ -54,12 +68,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="every assignment in solutions/")
     p.set_defaults(func=_cmd_release)
 
-    p = sub.add_parser("check", help="run a trusted notebook's visible and hidden tests in-process",
-                       description="Run an instructor's notebook (or, with --submission, a trusted "
-                                   "notebook's answers) against all tests of the source notebook, "
-                                   "without a sandbox. Never use it on untrusted submissions.")
-    p.add_argument("notebook", type=Path, help="the source notebook in solutions/")
-    p.add_argument("--submission", type=Path, help="take the answers from this notebook instead")
+    p = sub.add_parser("check", help="check your exercise notebook: its visible tests, as grading runs them",
+                       description="A student's check: run the visible tests of an exercise notebook with "
+                                   "the published inputs, the notebook's code in the sandbox (as grading "
+                                   "runs it; a plain child process where bubblewrap is missing). Prints "
+                                   "each test's points and the message naming the likely bug; exit "
+                                   "status 0 only at full visible marks. With --hidden, the instructor's "
+                                   "check: a trusted source notebook against all its tests, hidden ones "
+                                   "too, in-process and unsandboxed.")
+    p.add_argument("notebook", type=Path, help="your exercise notebook (with --hidden: the source in solutions/)")
+    p.add_argument("--assignment", help="the assignment, e.g. 02_similarity (default: recognised from the cells)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run your code in a plain child process even where the sandbox works")
+    p.add_argument("--hidden", action="store_true",
+                   help="instructors: run a trusted source notebook's visible and hidden tests in-process")
+    p.add_argument("--submission", type=Path, help="with --hidden: take the answers from this trusted notebook")
     p.set_defaults(func=_cmd_check)
 
     try:

@@ -75,6 +75,27 @@ def _class(gb, assignment: str, roster) -> tuple[list[dict], list[str], dict]:
     return rows, left_out, info
 
 
+def _check_penalties_current(ws: Workspace, rows: list[dict], assignment: str) -> None:
+    """A late penalty is set from the score when grading runs. If a late student's score was
+    changed by hand since, the penalty in the gradebook may no longer fit it: refuse to export
+    numbers the LMS would keep, and say what brings them up to date."""
+    from .submissions import workspace_name
+
+    stale = []
+    for r in rows:
+        if not r["submitted"] or not r["seconds_late"]:
+            continue
+        result = ws.load_result(workspace_name(r["id"]))
+        term = (result or {}).get("term") or {}
+        if "raw_score" in term and abs(float(term["raw_score"]) - r["raw_score"]) > 1e-9:
+            stale.append(r["id"])
+    if stale:
+        raise course.CourseError(
+            f"the score of late submission{'s' if len(stale) > 1 else ''} {', '.join(stale[:5])} changed by hand "
+            f"since the last grading run, so the late penalty may not fit it: run `autograder grade {assignment} "
+            "SUBMISSIONS` again (nothing is regraded; penalties and feedback are brought up to date), then export")
+
+
 def _canvas(rows, info, column: str) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\r\n")
@@ -131,6 +152,7 @@ def export(assignment: str, fmt: str, *, workspace: Path | None = None, db_url: 
     column = column or assignment
     with open_gradebook(url) as gb:
         rows, left_out, info = _class(gb, assignment, people)
+    _check_penalties_current(ws, rows, assignment)
     text = {"canvas": _canvas, "moodle": _moodle, "csv": _csv}[fmt](rows, info, column)
     path = ws.write_export(FILES[fmt], text, to)
     return {"path": str(path), "students": len(rows), "missing": sum(1 for r in rows if not r["submitted"]),

@@ -322,7 +322,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
             notebook_name = source_path.stem
 
             done: dict[str, dict] = {}        # graded now or reused: their standing is brought up to date
-            frozen: dict[str, dict] = {}      # a partial regrade leaves these exactly as they are
+            frozen: dict[str, dict] = {}      # partial regrade, submission changed since: left exactly as they are
             ungraded: list[str] = []
             data: dict[str, bytes | None] = {}
             todo = []
@@ -330,19 +330,21 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
                 old = ws.load_result(sub.slug)
                 if old and old.get("student") != sub.student:
                     old = None
-                if partial:
-                    chosen = sub.student in students or (flagged and old is not None and bool(_all_flags(old)))
-                    if not chosen:
-                        if old is not None:
-                            frozen[sub.student] = old
-                        else:
-                            ungraded.append(sub.student)
-                        continue
                 data[sub.student], problem = _read(sub)
                 digest_now = digest(data[sub.student]) if data[sub.student] else None
                 name = sub.notebook.name if sub.notebook else None
-                if not (regrade or partial) and old and old.get("key") == key \
-                        and old.get("digest") == digest_now and old.get("notebook") == name:
+                same = old is not None and old.get("digest") == digest_now and old.get("notebook") == name
+                if partial and not (sub.student in students or (flagged and old is not None and _all_flags(old))):
+                    # not chosen: never graded here. Its standing (penalty, manual scores) is brought
+                    # up to date while the result fits the submission; else it stays as it was.
+                    if same:
+                        done[sub.student] = old
+                    elif old is not None:
+                        frozen[sub.student] = old
+                    else:
+                        ungraded.append(sub.student)
+                    continue
+                if not (regrade or partial) and same and old.get("key") == key:
                     done[sub.student] = old
                     continue
                 todo.append((sub.student, assignment, data[sub.student], name, problem,
@@ -413,7 +415,8 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
     terms_of = [(r.get("term") or {}) for r in graded_rows]
     return {
         "assignment": assignment, "students": len(subs), "graded": len(todo),
-        "reused": len(done) - len(todo), "frozen": len(frozen), "partial": partial,
+        "reused": len(done) - len(todo), "frozen": sorted(frozen), "partial": partial,
+        "kept": len(subs) - len(todo) - len(ungraded),
         "seconds": round(time.time() - started, 1),
         "workers": min(n_workers, len(todo)), "mean": sum(scores) / len(scores) if scores else 0.0,
         "max_score": source.max_score,
@@ -452,7 +455,10 @@ def _cmd_grade(args) -> int:
     if summary["partial"]:
         print(f"regraded {len(summary['regraded'])} of {summary['students']} submissions of "
               f"{summary['assignment']} in {summary['seconds']} s ({_names(summary['regraded']) or 'none'}); "
-              f"{summary['frozen']} other{'s' if summary['frozen'] != 1 else ''} left as they were")
+              f"{summary['kept']} other{'s' if summary['kept'] != 1 else ''} not graded again")
+        if summary["frozen"]:
+            print(f"changed since graded, kept as they were (regrade them with --student): "
+                  f"{_names(summary['frozen'])}")
     else:
         print(f"graded {summary['students']} submissions of {summary['assignment']} in {summary['seconds']} s "
               f"({summary['graded']} graded now with {summary['workers']} workers, {summary['reused']} unchanged "

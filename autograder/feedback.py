@@ -121,7 +121,7 @@ def _term_section(results: list[dict], missing: list[str], ungraded: list[str], 
         parts.append(f"<h2>No submission ({len(missing)})</h2><p>"
                      + ", ".join(html.escape(m) for m in missing) + "</p>")
     if ungraded:
-        parts.append(f"<h2>Submitted, not graded in this run ({len(ungraded)})</h2><p>"
+        parts.append(f"<h2>Submitted, never graded: not chosen by --student or --flagged ({len(ungraded)})</h2><p>"
                      + ", ".join(html.escape(m) for m in ungraded) + "</p>")
     return "".join(parts)
 

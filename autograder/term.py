@@ -40,14 +40,15 @@ class Terms:
     policy: LatePenalty
     roster: Roster | None
     db: str | None
-    origin: str                 # where the deadline and policy came from, for the summary
+    origin: tuple[str, str]     # where the deadline and the policy came from, for the summary
 
     def describe(self) -> str:
         if self.due is None:
             return "no deadline"
         from .deadlines import human
 
-        return f"due {human(self.due)}; late policy: {self.policy.describe()} ({self.origin})"
+        return (f"due {human(self.due)} (from {self.origin[0]}); late policy: {self.policy.describe()} "
+                f"(from {self.origin[1]})")
 
 
 def read_file(path: Path) -> dict:
@@ -79,19 +80,16 @@ def resolve(workspace: Path, assignment: str, max_score: float, *, due: str | No
     path = Path(workspace) / FILE
     data = read_file(path)
     own = data.get(assignment, {}) if isinstance(data.get(assignment), dict) else {}
-    origins = []
-
     due_text = due if due is not None else own.get("due")
-    if due is not None:
-        origins.append("--due")
-    elif due_text is not None:
-        origins.append(FILE)
+    due_origin = "--due" if due is not None else FILE
     when = parse_when(str(due_text), "--due" if due is not None else f"{path}: [{assignment}] due") \
         if due_text is not None else None
 
     if late_policy is not None:
         policy_text, floor = late_policy, late_floor
+        policy_origin = "--late-policy"
     else:
+        policy_origin = FILE if ("late_policy" in own or "late_policy" in data) else "the default"
         policy_text = own.get("late_policy", data.get("late_policy"))
         floor = late_floor if late_floor is not None else \
             (own.get("late_floor", data.get("late_floor")) if "late_policy" not in own else own.get("late_floor"))
@@ -101,7 +99,7 @@ def resolve(workspace: Path, assignment: str, max_score: float, *, due: str | No
     if roster_path is None and data.get("roster"):
         roster_path = path.parent / str(data["roster"])
     return Terms(due=when, policy=policy, roster=read_roster(roster_path) if roster_path else None,
-                 db=db or data.get("db"), origin=", ".join(origins) or "none")
+                 db=db or data.get("db"), origin=(due_origin, policy_origin))
 
 
 __all__ = ["Terms", "resolve", "FILE"]

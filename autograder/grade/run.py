@@ -42,10 +42,13 @@ def _worker_main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool
     try:
         box.start()
     except SandboxUnavailable as exc:
-        conn.send(("unavailable", str(exc)))
+        try:
+            conn.send(("unavailable", str(exc)))
+        except OSError:
+            pass
         return
-    conn.send(("ready", None))
     try:
+        conn.send(("ready", None))       # the parent may have ended meanwhile (a user error): then quietly stop
         while True:
             task = conn.recv()
             if task is None:

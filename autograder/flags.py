@@ -42,6 +42,8 @@ _MESSAGES = {
     "not-on-roster": ("{student!r} is not on the roster: graded, but check the id (a typo, or a late enrolment?)",
                       False),
     "bad-timestamp": ("timestamp.txt could not be read: the submission time was taken from the file instead", True),
+    "timestamp-earlier": ("timestamp.txt says {claimed}, earlier than the notebook's zip entry ({entry}): "
+                          "the later time was used", False),
     # for the instructor
     "hardcoded": ("passes visible tests only with their published inputs: answers hard-coded?", False),
     "review": ("{detail}", False),

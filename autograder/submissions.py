@@ -16,7 +16,8 @@ The submission time, for deadlines, comes from the first of: a `timestamp.txt` b
 notebook or at the top of the student's folder (nbgrader's `submitted/` layout has one);
 the notebook's entry in the zip, when SUBMISSIONS is a zip (its UTC "UT" time when the
 entry has one, else its date and time read as this machine's local time); the notebook
-file's modification time. Each submission says which was used.
+file's modification time. Each submission says which was used. In a zip, a timestamp.txt
+never makes a submission earlier than its notebook's entry (see `submission_time`).
 """
 from __future__ import annotations
 
@@ -119,7 +120,8 @@ def zip_entry_time(info: zipfile.ZipInfo) -> float | None:
 
 
 def _timestamp_txt(folders: list[Path]) -> tuple[datetime | None, Flag | None]:
-    """The time in nbgrader's timestamp.txt, from the first folder that has one as a regular file."""
+    """The time in nbgrader's timestamp.txt, from the first folder that has one as a regular
+    file (opened without following links or blocking, read up to 256 bytes)."""
     from .deadlines import parse_timestamp
 
     for folder in folders:
@@ -127,29 +129,49 @@ def _timestamp_txt(folders: list[Path]) -> tuple[datetime | None, Flag | None]:
         if not _is_regular(path):
             continue
         try:
-            with open(path, "rb") as f:
-                text = f.read(256).decode("utf-8")
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError("not a regular file")
+                text = os.read(fd, 256).decode("utf-8")
+            finally:
+                os.close(fd)
             return parse_timestamp(text), None
         except (OSError, UnicodeDecodeError, ValueError):
             return None, flag("bad-timestamp")
     return None, None
 
 
+TOLERANCE_SECONDS = 60
+
+
 def submission_time(sub: "Submission", folder: Path | None, from_zip: bool) -> None:
-    """Set when `sub` was submitted, and from what (see the module's docstring)."""
+    """Set when `sub` was submitted, and from what (see the module's docstring).
+
+    In a zip, what a student uploaded sits beside what the LMS wrote: a timestamp.txt of
+    their own could claim any time. So there the later of timestamp.txt and the notebook's
+    zip entry counts, and a timestamp.txt that claims an earlier time is flagged for the
+    instructor. In a folder (nbgrader's `submitted/`, where file times are those of copies),
+    timestamp.txt is believed, as nbgrader believes it."""
+    from .deadlines import human
+
     folders = ([sub.notebook.parent] if sub.notebook else []) + ([folder] if folder else [])
-    when, problem = _timestamp_txt(list(dict.fromkeys(folders)))
+    claimed, problem = _timestamp_txt(list(dict.fromkeys(folders)))
     sub.time_problem = problem
-    if when is not None:
-        sub.submitted_at, sub.time_source = when, TIME_TXT
-        return
+    file_time = None
     if sub.notebook is not None:
         try:
-            mtime = sub.notebook.lstat().st_mtime
-        except OSError:
-            return
-        sub.submitted_at = datetime.fromtimestamp(mtime, timezone.utc)
-        sub.time_source = TIME_ZIP if from_zip else TIME_MTIME
+            file_time = datetime.fromtimestamp(sub.notebook.lstat().st_mtime, timezone.utc)
+        except (OSError, OverflowError, ValueError):
+            file_time = None
+    if claimed is not None and from_zip and file_time is not None \
+            and (file_time - claimed).total_seconds() > TOLERANCE_SECONDS:
+        sub.time_problem = flag("timestamp-earlier", claimed=human(claimed), entry=human(file_time))
+        claimed = None
+    if claimed is not None:
+        sub.submitted_at, sub.time_source = claimed, TIME_TXT
+    elif file_time is not None:
+        sub.submitted_at, sub.time_source = file_time, TIME_ZIP if from_zip else TIME_MTIME
 
 
 def _is_regular(path: Path) -> bool:

@@ -332,6 +332,9 @@ def test_submission_times_from_zip_entries_and_timestamp_txt_with_the_term_file(
                    utc=DUE.timestamp() + 26 * 3600)          # the UT field says: 26 h late
         _zip_entry(z, f"export/carol/{A}/{A}.ipynb", good, (2025, 3, 14, 22, 0, 0))
         _zip_entry(z, f"export/carol/{A}/timestamp.txt", b"2025-03-15 23:30:00.000000 UTC", (2025, 3, 14, 22, 0, 0))
+        # a student who uploads a timestamp.txt of their own cannot make themselves early
+        _zip_entry(z, f"export/fay/{A}/{A}.ipynb", good, (2025, 3, 14, 22, 0, 0), utc=DUE.timestamp() + 3 * 3600)
+        _zip_entry(z, f"export/fay/{A}/timestamp.txt", b"2025-03-14 20:00:00.000000 UTC", (2025, 3, 14, 22, 0, 0))
         _zip_entry(z, "export/dan/d.ipynb", nb, (2025, 3, 14, 22, 0, 0))
         _zip_entry(z, "export/dan/timestamp.txt", b"not a time", (2025, 3, 14, 22, 0, 0))
     ws = tmp_path / "ws"
@@ -350,6 +353,9 @@ def test_submission_times_from_zip_entries_and_timestamp_txt_with_the_term_file(
     assert float(rows["bob"]["score"]) == 0 and float(rows["bob"]["late_penalty"]) == MAX     # zero
     assert rows["carol"]["time_source"] == "timestamp.txt" and rows["carol"]["submitted_at"] == "2025-03-15T23:30:00Z"
     assert rows["dan"]["time_source"] == "zip entry" and "timestamp.txt could not be read" in rows["dan"]["flags"]
+    assert rows["fay"]["time_source"] == "zip entry" and rows["fay"]["status"] == "late"
+    assert float(rows["fay"]["score"]) == 0 and "earlier than the notebook's zip entry" in rows["fay"]["flags"]
+    assert "timestamp.txt says" not in (ws / "feedback" / "fay" / A / "feedback.html").read_text()
     assert "time from zip entry" in (ws / "feedback" / "alice" / A / "feedback.html").read_text()
 
 

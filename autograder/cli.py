@@ -11,6 +11,10 @@ from .notebook import NotebookError
 EPILOG = """examples:
   autograder grade 02_similarity submissions/            grade a folder (one sub-folder per student)
   autograder grade 02_similarity export.zip --workers 2  grade a zip downloaded from an LMS
+  autograder grade 02_similarity export.zip --due 2025-03-14T23:59+01:00 --late-policy per-day:10 \
+      --roster roster.csv                                with a deadline, a late policy and the class list
+  autograder grade 02_similarity export.zip --student alice   regrade one student, nobody else
+  autograder export 02_similarity --format canvas        grades for Canvas's import (or moodle, csv)
   autograder release --all                               regenerate exercises/ from solutions/
   autograder check exercises/02_similarity/02_similarity.ipynb   a student checks their notebook (visible tests)
   autograder check --hidden solutions/02_similarity/02_similarity.ipynb   all tests of a trusted notebook
@@ -91,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_grade_parser(sub)
+    from .export import add_export_parser
+
+    add_export_parser(sub)
     return parser
 
 

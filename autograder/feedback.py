@@ -2,7 +2,10 @@
 
 Feedback shows, per test: its name, points earned of points possible, pass or fail, and
 the message naming the likely bug. It never shows test code, and for hidden tests only
-the test author's wording (see testcells.describe_failure).
+the test author's wording (see testcells.describe_failure). When the result carries its
+standing in the term (`result["term"]`: see grade/run.py), feedback also shows the points
+an instructor set by hand, when the notebook was submitted (and how that was known), the
+deadline that applied and any late penalty.
 """
 from __future__ import annotations
 
@@ -25,21 +28,52 @@ def _page(title: str, body: str) -> str:
             f"<style>{STYLE}</style></head><body>{body}</body></html>")
 
 
+def _late_note(result: dict) -> str:
+    from .deadlines import duration
+
+    term = result.get("term") or {}
+    if not term.get("submitted_at"):
+        return ""
+    when = f"Submitted {html.escape(term['submitted_at_text'])} <span class='muted'>(time from " \
+           f"{html.escape(term['time_source'])})</span>"
+    if not term.get("due"):
+        return f"<p>{when}.</p>"
+    due = f"the deadline {html.escape(term['due_text'])}"
+    if term.get("extension_hours"):
+        due += f" <span class='muted'>(with your extension of {term['extension_hours']:g} h)</span>"
+    if not term.get("seconds_late"):
+        return f"<p>{when}, before {due}.</p>"
+    penalty = term.get("late_penalty") or 0
+    cost = (f"Late penalty: <strong>&minus;{penalty:g}</strong> ({html.escape(term['late_policy'])}), "
+            f"from {term['raw_score']:g} to {term['score']:g}." if penalty else
+            f"No points were deducted ({html.escape(term['late_policy'])}).")
+    return (f"<div class='flags'><p>{when}, <strong>{duration(term['seconds_late'])} after</strong> {due}.</p>"
+            f"<p>{cost}</p></div>")
+
+
 def student_feedback(result: dict) -> str:
+    term = result.get("term") or {}
+    manual = term.get("manual") or {}
     rows = []
     for t in result["tests"]:
         status = "<span class='pass'>pass</span>" if t["passed"] else "<span class='fail'>fail</span>"
         kind = " <span class='muted'>(includes hidden checks)</span>" if t["hidden"] else ""
+        points = f"{t['points']:g} / {t['max_points']:g}"
+        if t["grade_id"] in manual and manual[t["grade_id"]] != t["points"]:
+            points = (f"{manual[t['grade_id']]:g} / {t['max_points']:g}<br><span class='muted'>set by your "
+                      f"instructor (tests gave {t['points']:g})</span>")
         rows.append(f"<tr><td>{html.escape(t['description'])}{kind}<br><code>{html.escape(t['grade_id'])}</code></td>"
-                    f"<td>{t['points']:g} / {t['max_points']:g}</td><td>{status}</td>"
+                    f"<td>{points}</td><td>{status}</td>"
                     f"<td>{html.escape(t['message'])}</td></tr>")
     flags = ""
-    visible = messages(result["flags"], student=True)
+    visible = messages(result["flags"] + term.get("flags", []), student=True)
     if visible:
         items = "".join(f"<li>{html.escape(f)}</li>" for f in visible)
         flags = f"<div class='flags'><strong>Notes on your submission</strong><ul>{items}</ul></div>"
+    score = term.get("score", result["score"])
     body = (f"<h1>{html.escape(result['assignment'])}: feedback for {html.escape(result['student'])}</h1>"
-            f"<p class='score'>Score: <strong>{result['score']:g} / {result['max_score']:g}</strong></p>{flags}"
+            f"<p class='score'>Score: <strong>{score:g} / {result['max_score']:g}</strong></p>"
+            f"{_late_note(result)}{flags}"
             "<table><tr><th>test</th><th>points</th><th>result</th><th>what to look at</th></tr>"
             + "".join(rows) + "</table><p class='muted'>Hidden tests check other shapes and edge cases; "
             "at grading time every test draws fresh inputs.</p>")
@@ -65,11 +99,42 @@ def _histogram_png(scores: list[float], max_score: float) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
-def instructor_report(assignment: str, results: list[dict]) -> str:
+def _final(r: dict) -> float:
+    return (r.get("term") or {}).get("score", r["score"])
+
+
+def _all_flags(r: dict) -> list[dict]:
+    return r["flags"] + ((r.get("term") or {}).get("flags") or [])
+
+
+def _term_section(results: list[dict], missing: list[str], ungraded: list[str], deadline: str) -> str:
+    late = [r for r in results if (r.get("term") or {}).get("seconds_late")]
+    parts = [f"<p>{html.escape(deadline)}</p>"] if deadline else []
+    if late:
+        parts.append("<h2>Late submissions (" + str(len(late)) + ")</h2><table><tr><th>student</th>"
+                     "<th>submitted</th><th>time from</th><th>late by</th><th>penalty</th></tr>" + "".join(
+                         f"<tr><td>{html.escape(r['student'])}</td><td>{html.escape(r['term']['submitted_at_text'])}"
+                         f"</td><td>{html.escape(r['term']['time_source'])}</td><td>"
+                         f"{r['term']['seconds_late'] / 3600:.1f} h</td><td>{r['term']['late_penalty']:g}</td></tr>"
+                         for r in late) + "</table>")
+    if missing:
+        parts.append(f"<h2>No submission ({len(missing)})</h2><p>"
+                     + ", ".join(html.escape(m) for m in missing) + "</p>")
+    if ungraded:
+        parts.append(f"<h2>Submitted, never graded: not chosen by --student or --flagged ({len(ungraded)})</h2><p>"
+                     + ", ".join(html.escape(m) for m in ungraded) + "</p>")
+    return "".join(parts)
+
+
+def instructor_report(assignment: str, results: list[dict], missing: list[str] = (),
+                      ungraded: list[str] = (), deadline: str = "") -> str:
+    """The class's report: `results` are the graded submissions; `missing` the rostered students
+    who submitted nothing, `ungraded` those a partial regrade did not reach."""
+    term = _term_section(results, list(missing), list(ungraded), deadline)
     if not results:
-        return _page(f"Report: {assignment}", f"<h1>{html.escape(assignment)}</h1><p>No submissions.</p>")
+        return _page(f"Report: {assignment}", f"<h1>{html.escape(assignment)}</h1><p>No submissions.</p>{term}")
     max_score = results[0]["max_score"]
-    scores = [r["score"] for r in results]
+    scores = [_final(r) for r in results]
     mean = sum(scores) / len(scores)
     tests = results[0]["tests"]
     pass_rows = []
@@ -78,16 +143,16 @@ def instructor_report(assignment: str, results: list[dict]) -> str:
         rate = passed / len(results)
         pass_rows.append(f"<tr><td><code>{html.escape(t['grade_id'])}</code></td><td>{t['max_points']:g}</td>"
                          f"<td>{passed} / {len(results)}</td><td>{rate:.0%}</td></tr>")
-    flagged = [r for r in results if r["flags"]]
+    flagged = [r for r in results if _all_flags(r)]
     flag_rows = "".join(
-        f"<tr><td>{html.escape(r['student'])}</td><td>{r['score']:g}</td><td><ul>"
-        + "".join(f"<li>{html.escape(m)}</li>" for m in messages(r["flags"])) + "</ul></td></tr>" for r in flagged)
+        f"<tr><td>{html.escape(r['student'])}</td><td>{_final(r):g}</td><td><ul>"
+        + "".join(f"<li>{html.escape(m)}</li>" for m in messages(_all_flags(r))) + "</ul></td></tr>" for r in flagged)
     body = (f"<h1>{html.escape(assignment)}: grading report</h1>"
             f"<p>{len(results)} submissions; mean score {mean:.2f} of {max_score:g}; "
             f"{sum(1 for s in scores if s == max_score)} with full marks; {len(flagged)} flagged.</p>"
             f"<img alt='score histogram' src='data:image/png;base64,{_histogram_png(scores, max_score)}'>"
             "<h2>Pass rate per test</h2><table><tr><th>test</th><th>points</th><th>passed</th><th>rate</th></tr>"
-            + "".join(pass_rows) + "</table>"
+            + "".join(pass_rows) + "</table>" + term +
             f"<h2>Flagged submissions ({len(flagged)})</h2>"
             + ("<table><tr><th>student</th><th>score</th><th>reasons</th></tr>" + flag_rows + "</table>"
                if flagged else "<p>None.</p>"))

@@ -38,6 +38,12 @@ _MESSAGES = {
     "torch-result": ("{name} returned a torch.Tensor where NumPy is expected", True),
     "float32": ("{name} returned float32 for float64 inputs", True),
     "inputs-modified": ("{name} modified its input in place", True),
+    # the term: roster and deadlines (set after grading, from the roster and the submission's time)
+    "not-on-roster": ("{student!r} is not on the roster: graded, but check the id (a typo, or a late enrolment?)",
+                      False),
+    "bad-timestamp": ("timestamp.txt could not be read: the submission time was taken from the file instead", True),
+    "timestamp-earlier": ("timestamp.txt says {claimed}, earlier than the notebook's zip entry ({entry}): "
+                          "the later time was used", False),
     # for the instructor
     "hardcoded": ("passes visible tests only with their published inputs: answers hard-coded?", False),
     "review": ("{detail}", False),

@@ -1,18 +1,36 @@
-"""Scores into nbgrader's gradebook, so `nbgrader export` and formgrader keep working.
+"""The door to nbgrader's gradebook: scores in, standings out, so `nbgrader export` and
+formgrader keep working, on SQLite (the default) or a shared server (`--db postgresql://...`).
 
-Only the grading parent process calls this (one writer); each student's scores are
-written in one transaction, and writing the same result twice changes nothing.
+Only the grading parent process writes here, one student per transaction; writing the same
+result twice changes nothing. What others write is kept: formgrader's manual scores,
+comments and extra credit are other columns than the ones grading sets, and a notebook's
+`flagged` mark is set only when the student was graded in this run. Several graders may
+share one database (co-instructors, sections): a write that meets another one (a unique
+row created twice, a deadlock) is rolled back and done again.
+
+Deadlines follow nbgrader's model: `Assignment.duedate`, the submission's `timestamp` and
+`extension`, and per notebook `late_submission_penalty`, set after grading by the late
+policy (`deadlines.LatePenalty`, a LateSubmissionPlugin) from the gradebook's score,
+manual adjustments included.
 """
 from __future__ import annotations
 
 import os
+import random
+import re
 import sys
+import time
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
 
+from .course import CourseError
+from .deadlines import LatePenalty, naive_utc
 from .notebook import SourceNotebook
+
+ATTEMPTS = 8
 
 
 def _alembic_on_path() -> None:
@@ -22,50 +40,207 @@ def _alembic_on_path() -> None:
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
+def safe_url(url: str) -> str:
+    """A database URL fit to print: without its password."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def _transient():
+    from sqlalchemy.exc import DBAPIError, InvalidRequestError
+
+    return (InvalidEntry, DBAPIError, InvalidRequestError)
+
+
 @contextmanager
 def open_gradebook(url: str):
+    """nbgrader's Gradebook on `url`; a URL that cannot be opened is one clear error."""
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
+
     _alembic_on_path()
-    gb = Gradebook(url)
+    gb = None
+    for attempt in range(ATTEMPTS):
+        try:
+            gb = Gradebook(url)
+            break
+        except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+            raise CourseError(f"cannot use the gradebook URL {safe_url(url)}: {str(exc).splitlines()[0]} "
+                              "(examples: sqlite:////path/gradebook.db, postgresql://user@host/dbname)") from None
+        except OperationalError as exc:
+            reason = str(exc.orig).strip().splitlines()[0] if getattr(exc, "orig", None) else str(exc)
+            if "does not exist" in reason or "connection" in reason.lower() or attempt == ATTEMPTS - 1:
+                raise CourseError(f"cannot open the gradebook {safe_url(url)}: {reason}") from None
+            _pause(attempt)                  # another grader creating the tables at this moment
+        except SQLAlchemyError as exc:
+            if attempt == ATTEMPTS - 1:
+                raise CourseError(f"cannot open the gradebook {safe_url(url)}: {str(exc).splitlines()[0]}") from None
+            _pause(attempt)
     try:
         yield gb
     finally:
         gb.close()
 
 
-def ensure_assignment(gb: Gradebook, assignment: str, source: SourceNotebook) -> None:
-    """Register the assignment, its notebook and its test cells (as generate_assignment does)."""
+def _pause(attempt: int) -> None:
+    time.sleep(min(2.0, 0.05 * 2 ** attempt) * (0.5 + random.random()))
+
+
+def _retrying(gb: Gradebook, what: str, fn, *args, **kwargs):
+    """Run one transaction; if it meets a concurrent writer, roll back and run it again."""
+    for attempt in range(ATTEMPTS):
+        try:
+            return fn(*args, **kwargs)
+        except _transient() as exc:
+            gb.db.rollback()
+            if attempt == ATTEMPTS - 1:
+                raise CourseError(f"the gradebook refused to record {what}: {str(exc).splitlines()[0]}") from None
+            _pause(attempt)
+
+
+def ensure_assignment(gb: Gradebook, assignment: str, source: SourceNotebook,
+                      due: datetime | None = None) -> None:
+    """Register the assignment (with its due date), its notebook and its test cells (as
+    generate_assignment does)."""
     notebook = source.path.stem
-    gb.update_or_create_assignment(assignment)
-    gb.update_or_create_notebook(notebook, assignment)
-    for test in source.tests:
-        gb.update_or_create_grade_cell(test.grade_id, notebook, assignment,
-                                       max_score=test.points, cell_type="code")
-    for gid in source.answer_ids:
-        gb.update_or_create_solution_cell(gid, notebook, assignment)
+
+    def write():
+        gb.update_or_create_assignment(assignment, duedate=naive_utc(due))
+        gb.update_or_create_notebook(notebook, assignment)
+        for test in source.tests:
+            gb.update_or_create_grade_cell(test.grade_id, notebook, assignment,
+                                           max_score=test.points, cell_type="code")
+        for gid in source.answer_ids:
+            gb.update_or_create_solution_cell(gid, notebook, assignment)
+
+    _retrying(gb, f"the assignment {assignment}", write)
 
 
-def record(gb: Gradebook, assignment: str, notebook: str, result: dict) -> None:
-    """Write one student's per-test scores; idempotent. Manual scores an instructor entered
-    in formgrader are kept (nbgrader's own autograde keeps them too)."""
-    student = result["student"]
-    gb.update_or_create_student(student)
+def add_students(gb: Gradebook, roster) -> None:
+    """Every student on the roster, with name, e-mail and LMS id, so `nbgrader export` and
+    formgrader list them (a student who submitted nothing scores 0 there)."""
+    for s in roster.values():
+        fields = {"first_name": s.first_name[:128] or None, "last_name": s.last_name[:128] or None,
+                  "email": s.email[:128] or None, "lms_user_id": s.lms_id[:128] or None}
+        _retrying(gb, f"the student {s.id}", gb.update_or_create_student, s.id,
+                  **{k: v for k, v in fields.items() if v is not None})
+
+
+def _submission(gb: Gradebook, assignment: str, student: str):
+    """The student's submission, created (with its notebooks and grades) if it is new."""
     try:
-        submission = gb.find_submission(assignment, student)
+        return gb.find_submission(assignment, student), False
     except MissingEntry:
-        submission = gb.add_submission(assignment, student)
-    scores = {t["grade_id"]: t["points"] for t in result["tests"]}
-    for nb in submission.notebooks:
-        if nb.name != notebook:
-            continue
-        for grade in nb.grades:
-            grade.auto_score = float(scores.get(grade.name, 0.0))
-            grade.needs_manual_grade = False
-        nb.flagged = bool(result["flags"])
-    gb.db.commit()
+        with gb.db.no_autoflush:     # nbgrader builds the rows before adding them: no premature flush
+            return gb.add_submission(assignment, student), True
+
+
+def record(gb: Gradebook, assignment: str, notebook: str, result: dict, *, fresh: bool = True) -> None:
+    """Write one student's per-test scores; idempotent. Manual scores, comments and extra
+    credit an instructor entered in formgrader are kept (nbgrader's own autograde keeps them
+    too); the notebook's `flagged` mark is set when the student was graded now (`fresh`), so
+    an instructor's own mark survives runs that only reuse results."""
+    student = result["student"]
+
+    def write():
+        try:
+            gb.find_student(student)
+        except MissingEntry:
+            gb.add_student(student)
+        submission, created = _submission(gb, assignment, student)
+        scores = {t["grade_id"]: t["points"] for t in result["tests"]}
+        for nb in submission.notebooks:
+            if nb.name != notebook:
+                continue
+            for grade in nb.grades:
+                auto = float(scores.get(grade.name, 0.0))
+                if grade.auto_score != auto:
+                    grade.auto_score = auto
+                if grade.needs_manual_grade:
+                    grade.needs_manual_grade = False
+            if fresh or created:
+                nb.flagged = bool(result["flags"])
+        gb.db.commit()
+
+    _retrying(gb, f"the scores of {student}", write)
+
+
+def apply_late_policy(gb: Gradebook, assignment: str, notebook: str, student: str,
+                      submitted_at: datetime | None, extension: timedelta | None,
+                      policy: LatePenalty) -> dict:
+    """Record when the student submitted and their extension, then the late penalty, as
+    nbgrader's AssignLatePenalties does after autograding: from the notebook's score (manual
+    adjustments included), kept between 0 and that score. Returns what was recorded."""
+
+    def write():
+        submission = gb.find_submission(assignment, student)
+        when = naive_utc(submitted_at)
+        if submission.timestamp != when:
+            submission.timestamp = when
+        if submission.extension != extension:
+            submission.extension = extension
+        gb.db.flush()
+        late = float(submission.total_seconds_late) if submission.assignment.duedate is not None else 0.0
+        total = 0.0
+        for nb in submission.notebooks:
+            if nb.name != notebook:
+                continue
+            penalty = policy.late_submission_penalty(student, float(nb.score), late) if late > 0 else None
+            if penalty is not None:
+                penalty = max(0.0, min(float(nb.score), float(penalty)))
+            if nb.late_submission_penalty != penalty:
+                nb.late_submission_penalty = penalty
+            total += penalty or 0.0
+        gb.db.commit()
+        return {"seconds_late": late, "penalty": round(total, 6)}
+
+    return _retrying(gb, f"the submission time of {student}", write)
+
+
+def standings(gb: Gradebook, assignment: str) -> dict[str, dict]:
+    """{student: what the gradebook holds for this assignment}: per test the score that counts
+    (a manual score over the automatic one) and whether it was set by hand, the total, the
+    late penalty, the score after it (as `nbgrader export` computes it) and the timestamp."""
+    out = {}
+    try:
+        subs = gb.find_assignment(assignment).submissions
+    except MissingEntry:
+        return out
+    for sub in subs:
+        tests, manual = {}, {}
+        for nb in sub.notebooks:
+            for grade in nb.grades:
+                tests[grade.name] = float(grade.score)
+                if grade.manual_score is not None or grade.extra_credit:
+                    manual[grade.name] = float(grade.score)
+        penalty = float(sub.late_submission_penalty or 0.0)
+        raw = float(sub.score)
+        late = float(sub.total_seconds_late) if sub.assignment.duedate is not None else 0.0
+        out[sub.student.id] = {"tests": tests, "manual": manual, "raw_score": raw, "penalty": penalty,
+                               "score": max(0.0, raw - penalty), "timestamp": sub.timestamp,
+                               "extension": sub.extension, "seconds_late": late}
+    return out
+
+
+def students(gb: Gradebook) -> dict[str, dict]:
+    """{id: first_name, last_name, email, lms_user_id} of every student in the gradebook."""
+    return {s.id: {"first_name": s.first_name or "", "last_name": s.last_name or "",
+                   "email": s.email or "", "lms_user_id": s.lms_user_id or ""} for s in gb.students}
+
+
+def assignment_info(gb: Gradebook, assignment: str) -> dict:
+    """The assignment's maximum score, tests (grade_id: max points, in notebook order) and due date."""
+    try:
+        a = gb.find_assignment(assignment)
+    except MissingEntry:
+        raise CourseError(f"the gradebook has no assignment '{assignment}': grade it first") from None
+    tests = {}
+    for nb in a.notebooks:
+        for cell in nb.grade_cells:
+            tests[cell.name] = float(cell.max_score)
+    return {"max_score": float(a.max_score), "tests": tests, "duedate": a.duedate}
 
 
 def scores(gb: Gradebook, assignment: str) -> dict[str, float]:
-    """{student: total score} as the gradebook has it (what `nbgrader export` reports)."""
+    """{student: total score} as the gradebook has it, before any late penalty."""
     out = {}
     for sub in gb.find_assignment(assignment).submissions:
         out[sub.student.id] = float(sub.score)

@@ -3,16 +3,21 @@
     WORKSPACE/                          grading/ by default, or --workspace
       .grading.lock                     one grading run at a time
       secret.key                        seeds the tests' inputs; keep it private
+      term.toml                         the instructor's: due dates, late policy, roster (read by term.py)
       gradebook.db                      nbgrader's gradebook (or --db URL; see gradebook.py)
-      results/A/STUDENT.json            each student's full result, with its resume key
+      results/A/STUDENT.json            each student's full result, with its resume key and its
+                                        standing in the term (lateness, penalty, manual scores)
       results/A/graded.log              one line per grading actually done
       feedback/STUDENT/A/feedback.html  what the student gets back
       autograded/STUDENT/A/NB.ipynb     the submission with the tests and their outcomes (formgrader)
       reports/A/grades.csv, report.html the class's scores, and the instructor's report
+      reports/A/canvas.csv, moodle.csv  `autograder export`: files an LMS's grade import takes
 
 STUDENT in a path is the student's workspace name (`submissions.workspace_name`): the id
 itself when it is a plain printable name. Every file is written atomically (a temporary
-file, then a rename), so a run that is killed leaves either the old file or the new one.
+file, then a rename), so a run that is killed leaves either the old file or the new one;
+a file whose content is unchanged is not written at all, so a partial regrade leaves every
+other student's files as they were, byte for byte and with their times.
 """
 from __future__ import annotations
 
@@ -33,14 +38,24 @@ from .flags import messages
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
+def write_atomic(path: Path, data: bytes | str) -> bool:
+    """Write `data` to `path` atomically, unless the file already holds exactly that.
+    Returns whether it wrote."""
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        if path.is_file() and not path.is_symlink() and path.stat().st_size == len(data) \
+                and path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
-        f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        f.write(data)
         f.flush()
         os.fsync(f.fileno())
     tmp.replace(path)
+    return True
 
 
 class Workspace:
@@ -93,8 +108,11 @@ class Workspace:
         except (OSError, ValueError):
             return None
 
-    def save_result(self, slug: str, result: dict) -> None:
+    def save_result(self, slug: str, result: dict, *, graded: bool = True) -> None:
+        """Store a result; `graded` (a grading was actually done) adds a line to graded.log."""
         write_atomic(self.results / f"{slug}.json", json.dumps(result, indent=1, sort_keys=True))
+        if not graded:
+            return
         with open(self.results / "graded.log", "a", encoding="utf-8") as f:
             f.write(f"{result['student']}\t{result['digest']}\t{result['score']}\n")
             f.flush()
@@ -110,15 +128,34 @@ class Workspace:
         write_atomic(self.root / "autograded" / slug / self.assignment / f"{notebook_name}.ipynb",
                      nbformat.writes(nb))
 
-    def write_csv(self, results: list[dict]) -> Path:
+    def write_csv(self, results: list[dict], tests: list[str]) -> Path:
+        """grades.csv: one row per student (rostered students who submitted nothing included),
+        the score after any late penalty, then one column per test (its points, manual
+        adjustments included), then how the score came about."""
         out = io.StringIO()
         w = csv.writer(out)
-        w.writerow(["student", "assignment", "score", "max_score", "flags"])
+        w.writerow(["student", "name", "email", "assignment", "status", "score", "max_score", *tests,
+                    "raw_score", "late_penalty", "submitted_at", "time_source", "due", "hours_late", "flags"])
         for r in results:
-            w.writerow([r["student"], self.assignment, f"{r['score']:g}", f"{r['max_score']:g}",
-                        "; ".join(messages(r["flags"]))])
+            term = r.get("term") or {}
+            points = {t["grade_id"]: t["points"] for t in r["tests"]}
+            points.update(term.get("manual") or {})
+            late = term.get("seconds_late") or 0
+            w.writerow([r["student"], term.get("name", ""), term.get("email", ""), self.assignment,
+                        term.get("status", "graded"), f"{term.get('score', r['score']):g}", f"{r['max_score']:g}",
+                        *[f"{points[t]:g}" if t in points else "" for t in tests],
+                        f"{term.get('raw_score', r['score']):g}", f"{term.get('late_penalty', 0):g}",
+                        term.get("submitted_at", ""), term.get("time_source", ""), term.get("due", ""),
+                        f"{late / 3600:.2f}" if late else "",
+                        "; ".join(messages(r["flags"] + term.get("flags", [])))])
         path = self.reports / "grades.csv"
         write_atomic(path, out.getvalue())
+        return path
+
+    def write_export(self, name: str, text: str, to: Path | None = None) -> Path:
+        """An export for an LMS: reports/A/NAME, or `to`."""
+        path = Path(to) if to else self.reports / name
+        write_atomic(path, text)
         return path
 
     def write_report(self, page: str) -> Path:

@@ -51,7 +51,10 @@ def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> N
     try:
         box.start()
     except SandboxUnavailable as exc:
-        conn.send(("unavailable", str(exc)))
+        try:
+            conn.send(("unavailable", str(exc)))
+        except OSError:
+            pass
         return
     try:
         conn.send(("ready", None))
@@ -236,18 +239,82 @@ def _autograded(source, result: dict, data: bytes | None):
     return nb
 
 
+# ------------------------------------------------------------------------ the term
+def _term_block(result: dict, sub: Submission | None, terms, late: dict, standing: dict | None) -> dict:
+    """A student's standing in the term, after grading: when they submitted and how that is
+    known, the deadline that applied (with their extension), the late penalty, the points an
+    instructor set by hand, and the score that counts (what `nbgrader export` reports)."""
+    from ..deadlines import extension_for, human, iso
+
+    student = result["student"]
+    entry = terms.roster.get(student) if terms.roster is not None else None
+    extension = extension_for(entry.extension if entry else None, terms.due)
+    due = terms.due + extension if terms.due is not None and extension else terms.due
+    flags = []
+    if terms.roster is not None and entry is None:
+        flags.append(flag("not-on-roster", student=student).to_dict())
+    if sub is not None and sub.time_problem is not None:
+        flags.append(sub.time_problem.to_dict())
+    raw = standing["raw_score"] if standing else result["score"]
+    penalty = late["penalty"]
+    return {
+        "status": "late" if late["seconds_late"] > 0 else "graded",
+        "name": entry.name if entry else "", "email": entry.email if entry else "",
+        "submitted_at": iso(sub.submitted_at) if sub else "",
+        "submitted_at_text": human(sub.submitted_at) if sub else "",
+        "time_source": (sub.time_source or "") if sub else "",
+        "due": iso(due), "due_text": human(due),
+        "extension_hours": round(extension.total_seconds() / 3600, 4) if extension else 0,
+        "seconds_late": round(late["seconds_late"], 3),
+        "late_policy": terms.policy.describe() if late["seconds_late"] > 0 else "",
+        "late_penalty": penalty,
+        "raw_score": round(raw, 6),
+        "score": round(standing["score"] if standing else max(0.0, raw - penalty), 6),
+        "manual": {k: v for k, v in sorted((standing or {}).get("manual", {}).items())},
+        "flags": flags,
+    }
+
+
+def _absent(student: str, assignment: str, max_score: float, terms, status: str) -> dict:
+    """A row for a rostered student with no submission (`missing`), or a submission a
+    partial regrade did not reach and that was never graded (`not graded`)."""
+    from ..deadlines import extension_for, iso
+
+    entry = terms.roster.get(student) if terms.roster is not None else None
+    extension = extension_for(entry.extension if entry else None, terms.due)
+    due = terms.due + extension if terms.due is not None and extension else terms.due
+    return {"student": student, "assignment": assignment, "score": 0.0, "max_score": max_score,
+            "tests": [], "flags": [],
+            "term": {"status": status, "name": entry.name if entry else "", "email": entry.email if entry else "",
+                     "due": iso(due), "score": 0.0, "raw_score": 0.0, "late_penalty": 0.0, "flags": []}}
+
+
+def _all_flags(result: dict) -> list:
+    return result.get("flags", []) + ((result.get("term") or {}).get("flags") or [])
+
+
 # ------------------------------------------------------------------------ main entry
 def grade(assignment: str, submissions_path: Path, *, workers: int | None = None,
           workspace: Path | None = None, db_url: str | None = None, limits: Limits | None = None,
-          regrade: bool = False, unsafe: bool = False, quiet: bool = False) -> dict:
-    """Grade every submission; returns a summary dict. Raises CourseError for user errors."""
+          regrade: bool = False, unsafe: bool = False, quiet: bool = False,
+          due: str | None = None, late_policy: str | None = None, late_floor: str | None = None,
+          roster: Path | None = None, students: list[str] | tuple = (), flagged: bool = False) -> dict:
+    """Grade every submission (or, with `students` / `flagged`, only those, leaving everyone
+    else's results as they are); returns a summary dict. Raises CourseError for user errors."""
     from ..feedback import instructor_report, student_feedback
-    from ..gradebook import ensure_assignment, open_gradebook, record
+    from ..gradebook import (add_students, apply_late_policy, ensure_assignment, open_gradebook, record,
+                             safe_url, standings)
+    from .. import term
 
     source_path = course.source_notebook(assignment)
     source = load_source(source_path)
     limits = limits or Limits()
     ws = Workspace(Path(workspace or course.workspace()), assignment)
+    terms = term.resolve(ws.root, assignment, source.max_score, due=due, late_policy=late_policy,
+                         late_floor=late_floor, roster=roster, db=db_url)
+    partial = bool(students) or flagged
+    if partial and regrade:
+        raise course.CourseError("--regrade grades everyone; --student and --flagged grade only some: use one")
     started = time.time()
     with ws.lock():
         check_sandbox(unsafe)
@@ -255,21 +322,40 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
         pool = _Pool(n_workers, source_path, limits, unsafe)     # warms up while we collect
         try:
             subs = collect(Path(submissions_path), assignment, scratch=ws.root)
+            by_id = {s.student: s for s in subs}
+            unknown = [s for s in students if s not in by_id and not (terms.roster and s in terms.roster)]
+            if unknown:
+                raise course.CourseError(f"--student {unknown[0]}: no submission and no roster entry has this id "
+                                         f"(ids are the submission folders' names)")
             secret = ws.secret()
             key = ws.resume_key(source_path, limits, secret)
-            url = db_url or ws.default_db_url()
+            url = terms.db or ws.default_db_url()
             notebook_name = source_path.stem
 
-            done: dict[str, dict] = {}
+            done: dict[str, dict] = {}        # graded now or reused: their standing is brought up to date
+            frozen: dict[str, dict] = {}      # partial regrade, submission changed since: left exactly as they are
+            ungraded: list[str] = []
             data: dict[str, bytes | None] = {}
             todo = []
             for sub in subs:
+                old = ws.load_result(sub.slug)
+                if old and old.get("student") != sub.student:
+                    old = None
                 data[sub.student], problem = _read(sub)
                 digest_now = digest(data[sub.student]) if data[sub.student] else None
                 name = sub.notebook.name if sub.notebook else None
-                old = None if regrade else ws.load_result(sub.slug)
-                if old and old.get("key") == key and old.get("digest") == digest_now \
-                        and old.get("notebook") == name and old.get("student") == sub.student:
+                same = old is not None and old.get("digest") == digest_now and old.get("notebook") == name
+                if partial and not (sub.student in students or (flagged and old is not None and _all_flags(old))):
+                    # not chosen: never graded here. Its standing (penalty, manual scores) is brought
+                    # up to date while the result fits the submission; else it stays as it was.
+                    if same:
+                        done[sub.student] = old
+                    elif old is not None:
+                        frozen[sub.student] = old
+                    else:
+                        ungraded.append(sub.student)
+                    continue
+                if not (regrade or partial) and same and old.get("key") == key:
                     done[sub.student] = old
                     continue
                 todo.append((sub.student, assignment, data[sub.student], name, problem,
@@ -280,9 +366,11 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
                 s.stop(kill=True)
 
             with open_gradebook(url) as gb:
-                ensure_assignment(gb, assignment, source)
+                ensure_assignment(gb, assignment, source, terms.due)
+                if terms.roster:
+                    add_students(gb, terms.roster)
                 for result in done.values():        # reused results: make sure the gradebook has them
-                    record(gb, assignment, notebook_name, result)
+                    record(gb, assignment, notebook_name, result, fresh=False)
 
                 def finish(result: dict) -> None:
                     if "abandoned" in result:
@@ -297,27 +385,62 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
                 if todo:
                     pool.run(todo, finish)
                 bar.close()
+
+                # after grading: submission times, extensions and late penalties, then each
+                # student's standing as the gradebook has it (manual adjustments included)
+                from ..deadlines import extension_for
+
+                lateness = {}
+                for student in done:
+                    entry = terms.roster.get(student) if terms.roster is not None else None
+                    lateness[student] = apply_late_policy(
+                        gb, assignment, notebook_name, student, by_id[student].submitted_at,
+                        extension_for(entry.extension if entry else None, terms.due), terms.policy)
+                standing = standings(gb, assignment)
+                for student, result in done.items():
+                    result["term"] = _term_block(result, by_id[student], terms, lateness[student],
+                                                 standing.get(student))
         finally:
             pool.close()
 
-        ordered = [done[s.student] for s in subs]
-        for sub, result in zip(subs, ordered):
+        for sub in subs:
+            if sub.student not in done:
+                continue
+            result = done[sub.student]
+            ws.save_result(sub.slug, result, graded=False)           # unchanged: not written
             ws.write_feedback(sub.slug, student_feedback(result))
-            nb = _autograded(source, result, data[sub.student])
+            nb = _autograded(source, result, data.get(sub.student))
             if nb is not None:
                 ws.write_autograded(sub.slug, notebook_name, nb)
-        csv_path = ws.write_csv(ordered)
-        report = ws.write_report(instructor_report(assignment, ordered))
-    scores = [r["score"] for r in ordered]
+        submitted = {**frozen, **done}
+        missing = sorted(set(terms.roster or ()) - set(by_id))
+        rows = {s: submitted[s] for s in submitted}
+        rows.update({s: _absent(s, assignment, source.max_score, terms, "missing") for s in missing})
+        rows.update({s: _absent(s, assignment, source.max_score, terms, "not graded") for s in ungraded})
+        ordered = [rows[s] for s in sorted(rows)]
+        graded_rows = [submitted[s] for s in sorted(submitted)]
+        csv_path = ws.write_csv(ordered, [t.grade_id for t in source.tests])
+        report = ws.write_report(instructor_report(assignment, graded_rows, missing, ungraded,
+                                                   terms.describe() if terms.due else ""))
+    scores = [(r.get("term") or {}).get("score", r["score"]) for r in graded_rows]
+    terms_of = [(r.get("term") or {}) for r in graded_rows]
     return {
-        "assignment": assignment, "students": len(ordered), "graded": len(todo),
-        "reused": len(ordered) - len(todo), "seconds": round(time.time() - started, 1),
-        "workers": min(n_workers, len(todo)), "mean": sum(scores) / len(scores),
+        "assignment": assignment, "students": len(subs), "graded": len(todo),
+        "reused": len(done) - len(todo), "frozen": sorted(frozen), "partial": partial,
+        "kept": len(subs) - len(todo) - len(ungraded),
+        "seconds": round(time.time() - started, 1),
+        "workers": min(n_workers, len(todo)), "mean": sum(scores) / len(scores) if scores else 0.0,
         "max_score": source.max_score,
-        "full_marks": sum(1 for r in ordered if r["score"] == r["max_score"]),
-        "flagged": sum(1 for r in ordered if r["flags"]),
+        "full_marks": sum(1 for s in scores if s == source.max_score),
+        "flagged": sum(1 for r in graded_rows if _all_flags(r)),
+        "late": sorted(r["student"] for r, t in zip(graded_rows, terms_of) if t.get("seconds_late")),
+        "missing": missing, "ungraded": ungraded,
+        "not_on_roster": sorted(r["student"] for r, t in zip(graded_rows, terms_of)
+                                if any(f["code"] == "not-on-roster" for f in t.get("flags", []))),
+        "regraded": sorted(t[0] for t in todo) if partial else [],
+        "deadline": terms.describe(), "roster": len(terms.roster) if terms.roster is not None else None,
         "grades_csv": str(csv_path), "report": str(report),
-        "feedback_dir": str(ws.feedback_dir), "db_url": url,
+        "feedback_dir": str(ws.feedback_dir), "db_url": safe_url(url),
     }
 
 
@@ -329,17 +452,36 @@ def _progress(total: int, quiet: bool):
 
 
 # ------------------------------------------------------------------------ command line
+def _names(ids: list[str], most: int = 8) -> str:
+    return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
 def _cmd_grade(args) -> int:
     limits = Limits(wall_seconds=args.timeout, cpu_seconds=int(args.timeout),
                     memory_bytes=args.memory_mb << 20)
     summary = grade(args.assignment, args.submissions, workers=args.workers, workspace=args.workspace,
                     db_url=args.db, limits=limits, regrade=args.regrade, unsafe=args.unsafe_no_sandbox,
-                    quiet=args.quiet)
-    print(f"graded {summary['students']} submissions of {summary['assignment']} in {summary['seconds']} s "
-          f"({summary['graded']} graded now with {summary['workers']} workers, {summary['reused']} unchanged "
-          f"since the last run)")
+                    quiet=args.quiet, due=args.due, late_policy=args.late_policy, late_floor=args.late_floor,
+                    roster=args.roster, students=args.student or (), flagged=args.flagged)
+    if summary["partial"]:
+        print(f"regraded {len(summary['regraded'])} of {summary['students']} submissions of "
+              f"{summary['assignment']} in {summary['seconds']} s ({_names(summary['regraded']) or 'none'}); "
+              f"{summary['kept']} other{'s' if summary['kept'] != 1 else ''} not graded again")
+        if summary["frozen"]:
+            print(f"changed since graded, kept as they were (regrade them with --student): "
+                  f"{_names(summary['frozen'])}")
+    else:
+        print(f"graded {summary['students']} submissions of {summary['assignment']} in {summary['seconds']} s "
+              f"({summary['graded']} graded now with {summary['workers']} workers, {summary['reused']} unchanged "
+              f"since the last run)")
     print(f"mean score {summary['mean']:.2f} / {summary['max_score']:g}; {summary['full_marks']} with full "
           f"marks; {summary['flagged']} flagged")
+    print(f"deadline: {summary['deadline']}" + (f"; late: {_names(summary['late'])}" if summary["late"] else ""))
+    if summary["roster"] is not None:
+        print(f"roster:   {summary['roster']} students; missing: {_names(summary['missing']) or 'none'}; "
+              f"not on the roster: {_names(summary['not_on_roster']) or 'none'}")
+    if summary["ungraded"]:
+        print(f"not graded yet (not selected): {_names(summary['ungraded'])}")
     print(f"grades:   {summary['grades_csv']}")
     print(f"report:   {summary['report']}")
     print(f"feedback: {summary['feedback_dir']}/STUDENT/{summary['assignment']}/feedback.html")
@@ -359,7 +501,10 @@ def add_grade_parser(sub) -> None:
         epilog="SUBMISSIONS is a folder with one sub-folder per student id holding that student's "
                "notebook (any file name), or a .zip of such folders as downloaded from an LMS.\n"
                "A run that is interrupted can simply be started again: students already graded are "
-               "not graded twice.\n\nexample:\n  autograder grade 02_similarity submissions/ --workers 2")
+               "not graded twice.\n\nexamples:\n  autograder grade 02_similarity submissions/ --workers 2\n"
+               "  autograder grade 02_similarity lms.zip --due 2025-03-14T23:59+01:00 --late-policy per-day:10 "
+               "--roster roster.csv\n  autograder grade 02_similarity lms.zip --student alice   "
+               "# regrade one student")
     p.add_argument("assignment", help="the assignment name, e.g. 02_similarity (a folder of solutions/)")
     p.add_argument("submissions", type=Path, help="folder of student folders, or a .zip of them")
     p.add_argument("--workers", type=int, default=None, help="parallel workers (default: one per core)")
@@ -373,6 +518,21 @@ def add_grade_parser(sub) -> None:
                    help="seconds one notebook may take, its cells and all its tests (default: 60)")
     p.add_argument("--memory-mb", type=int, default=3072, help="memory limit per notebook in MiB (default: 3072)")
     p.add_argument("--regrade", action="store_true", help="grade every student again, even if unchanged")
+    p.add_argument("--student", action="append", metavar="ID",
+                   help="regrade only this student (repeatable); everyone else's results stay as they are")
+    p.add_argument("--flagged", action="store_true",
+                   help="regrade only the students whose result is flagged; everyone else's stay as they are")
+    t = p.add_argument_group("the term (defaults from WORKSPACE/term.toml, see autograder/README.md)")
+    t.add_argument("--due", metavar="ISO-DATETIME",
+                   help="the deadline, e.g. 2025-03-14T23:59 (this machine's local time) or 2025-03-14T23:59+01:00")
+    t.add_argument("--late-policy", metavar="POLICY",
+                   help="none (default), zero, per-hour:P or per-day:P: P percent of the maximum score "
+                        "deducted per started hour or day late")
+    t.add_argument("--late-floor", metavar="PERCENT",
+                   help="per-hour and per-day: a deduction never takes a score below this percent of the maximum")
+    t.add_argument("--roster", type=Path, metavar="FILE",
+                   help="CSV with a header id,name,email,extension: every student on it gets a row "
+                        "(missing when nothing was submitted); ids not on it are graded and flagged")
     p.add_argument("--unsafe-no-sandbox", action="store_true",
                    help="run student code without bubblewrap isolation (trusted notebooks only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -1,0 +1,201 @@
+"""`autograder export ASSIGNMENT --format canvas|moodle|csv`: grades for an LMS, from the gradebook.
+
+The numbers are the gradebook's, as `nbgrader export` computes them: per test the manual
+score when an instructor set one in formgrader (else the automatic one), the sum, minus the
+late penalty, never below 0. A student with no submission scores 0. With a roster (the
+term's, or `--roster`) the file has exactly the roster's students, in its order, with the
+names, e-mail and LMS ids it gives; without one, every student in the gradebook.
+
+- canvas: the layout of Canvas's gradebook export, which its Grades > Import takes back:
+  `Student` ("Last, First"), `ID` (Canvas's user id: the roster's lms_id), `SIS User ID`
+  (the student id), `SIS Login ID` (the roster's login), `Section`, then one column for the
+  assignment. A "Points Possible" row follows the header, as in Canvas's own export. Canvas
+  matches an existing assignment by the column title it exports, "Name (12345)": pass it with
+  `--column`; a title Canvas does not know becomes a new assignment.
+- moodle: for Moodle's "Import grades > CSV file": `First name`, `Last name`, `ID number`
+  (the student id), `Email address`, then one column for the grade item. In the import,
+  map "Email address" to `useremail` (or "ID number" to `useridnumber`) and the grade
+  column to the grade item.
+- csv: everything: id, names, e-mail, submission time, one column per test, raw score,
+  late penalty, score, maximum.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+from pathlib import Path
+
+from . import course
+from .deadlines import iso
+from .notebook import NotebookError, load_source
+from .workspace import Workspace
+
+FORMATS = ("canvas", "moodle", "csv")
+FILES = {"canvas": "canvas.csv", "moodle": "moodle.csv", "csv": "export.csv"}
+
+
+def _num(x: float) -> str:
+    return f"{round(float(x), 4):g}"
+
+
+def _class(gb, assignment: str, roster) -> tuple[list[dict], list[str], dict]:
+    """The students to export (in order), the graded ids left out (not on the roster), and
+    the assignment's tests and maximum."""
+    from .gradebook import assignment_info, standings, students
+
+    info = assignment_info(gb, assignment)
+    try:                                         # the notebook's order of tests, if it is here
+        order = [t.grade_id for t in load_source(course.source_notebook(assignment)).tests]
+        info["tests"] = {g: info["tests"][g] for g in order if g in info["tests"]} | info["tests"]
+    except (course.CourseError, NotebookError, OSError, ValueError):
+        pass
+    stand = standings(gb, assignment)
+    known = students(gb)
+    ids = list(roster) if roster is not None else sorted(known)
+    left_out = sorted(set(stand) - set(ids))
+    rows = []
+    for sid in ids:
+        person = known.get(sid, {})
+        entry = roster.get(sid) if roster is not None else None
+        s = stand.get(sid)
+        rows.append({
+            "id": sid,
+            "first_name": (entry.first_name if entry else "") or person.get("first_name", ""),
+            "last_name": (entry.last_name if entry else "") or person.get("last_name", ""),
+            "email": (entry.email if entry else "") or person.get("email", ""),
+            "lms_id": (entry.lms_id if entry else "") or person.get("lms_user_id", ""),
+            "login": entry.login if entry else "", "section": entry.section if entry else "",
+            "submitted": s is not None,
+            "timestamp": s["timestamp"] if s else None,
+            "tests": s["tests"] if s else {},
+            "raw_score": s["raw_score"] if s else 0.0, "penalty": s["penalty"] if s else 0.0,
+            "score": s["score"] if s else 0.0, "seconds_late": s["seconds_late"] if s else 0.0,
+        })
+    return rows, left_out, info
+
+
+def _check_penalties_current(ws: Workspace, rows: list[dict], assignment: str) -> None:
+    """A late penalty is set from the score when grading runs. If a late student's score was
+    changed by hand since, the penalty in the gradebook may no longer fit it: refuse to export
+    numbers the LMS would keep, and say what brings them up to date."""
+    from .submissions import workspace_name
+
+    stale = []
+    for r in rows:
+        if not r["submitted"] or not r["seconds_late"]:
+            continue
+        result = ws.load_result(workspace_name(r["id"]))
+        term = (result or {}).get("term") or {}
+        if "raw_score" in term and abs(float(term["raw_score"]) - r["raw_score"]) > 1e-9:
+            stale.append(r["id"])
+    if stale:
+        raise course.CourseError(
+            f"the score of late submission{'s' if len(stale) > 1 else ''} {', '.join(stale[:5])} changed by hand "
+            f"since the last grading run, so the late penalty may not fit it: run `autograder grade {assignment} "
+            "SUBMISSIONS` again (nothing is regraded; penalties and feedback are brought up to date), then export")
+
+
+def _canvas(rows, info, column: str) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\r\n")
+    w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", column])
+    w.writerow(["    Points Possible", "", "", "", "", _num(info["max_score"])])
+    for r in rows:
+        name = ", ".join(p for p in (r["last_name"], r["first_name"]) if p) or r["id"]
+        w.writerow([name, r["lms_id"], r["id"], r["login"], r["section"], _num(r["score"])])
+    return out.getvalue()
+
+
+def _moodle(rows, info, column: str) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\r\n")
+    w.writerow(["First name", "Last name", "ID number", "Email address", column])
+    for r in rows:
+        w.writerow([r["first_name"], r["last_name"], r["id"], r["email"], _num(r["score"])])
+    return out.getvalue()
+
+
+def _csv(rows, info, column: str) -> str:
+    from datetime import timezone
+
+    out = io.StringIO()
+    w = csv.writer(out)
+    tests = list(info["tests"])
+    w.writerow(["student_id", "last_name", "first_name", "email", "status", "timestamp", *tests,
+                "raw_score", "late_penalty", "score", "max_score"])
+    for r in rows:
+        when = r["timestamp"].replace(tzinfo=timezone.utc) if r["timestamp"] else None
+        status = "missing" if not r["submitted"] else ("late" if r["seconds_late"] > 0 else "graded")
+        w.writerow([r["id"], r["last_name"], r["first_name"], r["email"], status, iso(when),
+                    *[_num(r["tests"][t]) if t in r["tests"] else "" for t in tests],
+                    _num(r["raw_score"]), _num(r["penalty"]), _num(r["score"]), _num(info["max_score"])])
+    return out.getvalue()
+
+
+def export(assignment: str, fmt: str, *, workspace: Path | None = None, db_url: str | None = None,
+           roster: Path | None = None, to: Path | None = None, column: str | None = None) -> dict:
+    from .gradebook import open_gradebook
+    from .roster import read_roster
+    from .term import FILE, read_file
+
+    if fmt not in FORMATS:
+        raise course.CourseError(f"unknown export format '{fmt}' (known: {', '.join(FORMATS)})")
+    ws = Workspace(Path(workspace or course.workspace()), assignment)
+    settings = read_file(ws.root / FILE)
+    roster_path = roster or (ws.root / str(settings["roster"]) if settings.get("roster") else None)
+    people = read_roster(roster_path) if roster_path else None
+    url = db_url or settings.get("db") or ws.default_db_url()
+    if url == ws.default_db_url() and not (ws.root / "gradebook.db").exists():
+        raise course.CourseError(f"no gradebook at {ws.root / 'gradebook.db'}: grade {assignment} first "
+                                 "(or pass --db URL, --workspace DIR)")
+    column = column or assignment
+    with open_gradebook(url) as gb:
+        rows, left_out, info = _class(gb, assignment, people)
+    _check_penalties_current(ws, rows, assignment)
+    text = {"canvas": _canvas, "moodle": _moodle, "csv": _csv}[fmt](rows, info, column)
+    path = ws.write_export(FILES[fmt], text, to)
+    return {"path": str(path), "students": len(rows), "missing": sum(1 for r in rows if not r["submitted"]),
+            "left_out": left_out, "format": fmt, "column": column}
+
+
+def _cmd_export(args) -> int:
+    summary = export(args.assignment, args.format, workspace=args.workspace, db_url=args.db,
+                     roster=args.roster, to=args.to, column=args.column)
+    print(f"{summary['format']}: {summary['path']} ({summary['students']} students, "
+          f"{summary['missing']} without a submission scored 0; grade column '{summary['column']}')")
+    if summary["left_out"]:
+        print(f"left out, not on the roster: {', '.join(summary['left_out'])}")
+    return 0
+
+
+def add_export_parser(sub) -> None:
+    p = sub.add_parser(
+        "export", help="write the gradebook's grades for an LMS import (Canvas, Moodle) or as CSV",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Write ASSIGNMENT's grades from the gradebook (manual adjustments and late "
+                    "penalties included, as nbgrader export computes them) in a layout an LMS imports.",
+        epilog="formats:\n"
+               "  canvas  Student, ID, SIS User ID, SIS Login ID, Section, then the assignment column\n"
+               "          (Canvas: Grades > Import); --column 'Homework 2 (4821)' targets an existing\n"
+               "          Canvas assignment by the title Canvas exports for it\n"
+               "  moodle  First name, Last name, ID number, Email address, then the grade column\n"
+               "          (Moodle: Grades > Import > CSV file; map Email address to useremail)\n"
+               "  csv     every column: id, names, e-mail, status, time, each test, penalty, score\n\n"
+               "example:\n  autograder export 02_similarity --format canvas --column 'Similarity (4821)'")
+    p.add_argument("assignment", help="the assignment name, e.g. 02_similarity")
+    p.add_argument("--format", required=True, metavar="FORMAT", help="canvas, moodle or csv")
+    p.add_argument("--to", type=Path, default=None, metavar="FILE",
+                   help="where to write (default: WORKSPACE/reports/ASSIGNMENT/canvas.csv, moodle.csv or export.csv)")
+    p.add_argument("--column", default=None, metavar="TITLE",
+                   help="the grade column's title (default: the assignment name)")
+    p.add_argument("--roster", type=Path, default=None, metavar="FILE",
+                   help="the class roster (default: the one in WORKSPACE/term.toml, if any)")
+    p.add_argument("--workspace", type=Path, default=None,
+                   help="the grading workspace (default: grading/ in the course, or $AUTOGRADER_WORKSPACE)")
+    p.add_argument("--db", default=None, metavar="URL",
+                   help="gradebook database URL (default: WORKSPACE/term.toml's, else sqlite:///WORKSPACE/gradebook.db)")
+    p.set_defaults(func=_cmd_export)
+
+
+__all__ = ["export", "add_export_parser", "FORMATS"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 import os
 import shutil
@@ -35,6 +36,33 @@ def sandbox_works() -> bool:
 
 SANDBOX = sandbox_works()
 needs_sandbox = pytest.mark.skipif(not SANDBOX, reason="bubblewrap cannot run here (make test installs it)")
+
+
+def pytest_configure(config):
+    """`make test` runs `pytest -n 2 --dist loadgroup`, and files marked with one xdist_group
+    share an expensive fixture on one worker (the book build, a graded class). pytest-xdist
+    groups a test by renaming its id (`item._nodeid`); pytest 9.2 reads ids from elsewhere,
+    so nothing is grouped and those fixtures run on both workers at once. Refuse that."""
+    if config.getoption("dist", "no") == "loadgroup" and not hasattr(config, "workerinput"):
+        import inspect
+
+        from _pytest.nodes import Node
+
+        if "_nodeid" not in inspect.getsource(Node.nodeid.fget):
+            raise pytest.UsageError(f"pytest {pytest.__version__} ignores pytest-xdist's --dist loadgroup "
+                                    "(tests would not be grouped): install the versions in requirements.txt")
+
+
+def build_book() -> subprocess.CompletedProcess:
+    """`jupyter-book build`, as `make book` runs it (reusing the execution cache), one build
+    at a time on this machine: a second caller waits for the first, then builds again on its
+    cache (quick). Two builds into one _build/ at once would break each other."""
+    lock_path = ROOT / "_build" / ".build.lock"
+    lock_path.parent.mkdir(exist_ok=True)
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return subprocess.run([str(BIN / "jupyter-book"), "build", ".", "--warningiserror", "--nitpick",
+                               "--keep-going"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
 def source_path(assignment: str) -> Path:

@@ -3,14 +3,12 @@ chapter has its figures, runs in under a minute, and shows no solution or hidden
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.conftest import ASSIGNMENTS, ROOT
+from tests.conftest import ASSIGNMENTS, ROOT, build_book
 from tests.test_pipeline import _secret_lines
 
 HTML = ROOT / "_build" / "html"
@@ -23,10 +21,7 @@ pytestmark = [pytest.mark.xdist_group("book")]
 @pytest.fixture(scope="module")
 def build():
     """The same command as `make book` (it reuses the execution cache when nothing changed)."""
-    proc = subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", ".",
-                           "--warningiserror", "--nitpick", "--keep-going"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
-    return proc
+    return build_book()
 
 
 def chapters() -> list[str]:

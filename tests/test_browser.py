@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -23,7 +22,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from bs4 import BeautifulSoup
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, build_book
 
 HTML = ROOT / "_build" / "html"
 MATHJAX = ROOT / "_vendor" / "mathjax" / "tex-mml-chtml.js"
@@ -79,9 +78,7 @@ def site():
         proc = subprocess.run(["make", "-s", "mathjax"], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, f"could not fetch MathJax (make mathjax):\n{proc.stdout}{proc.stderr}"
     if not _fresh():
-        proc = subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", ".",
-                               "--warningiserror", "--nitpick", "--keep-going"],
-                              cwd=ROOT, capture_output=True, text=True, timeout=1800)
+        proc = build_book()
         assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
 
     class Quiet(http.server.SimpleHTTPRequestHandler):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import course
-from .notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, load_source,
+from .notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, load_source, nbgrader_meta,
                        parse_notebook, read_notebook, read_regular_file)
 from .testcells import TestResult, compile_cell, run_test_cells
 
@@ -68,13 +68,21 @@ def visible_only(source: SourceNotebook) -> SourceNotebook:
     return dataclasses.replace(source, tests=tests)
 
 
+def _grade_ids(path: Path) -> set[str]:
+    """The grade ids of a trusted notebook's cells, read as plain JSON (no validation: it is
+    one of the course's own notebooks)."""
+    import json
+
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    return {gid for cell in cells if isinstance(gid := nbgrader_meta(cell).get("grade_id"), str)}
+
+
 def recognise_assignment(nb, name: str = "notebook") -> str:
     """The assignment a notebook belongs to: the one whose answer and test ids it shares most."""
     ids = assignment_ids(nb)
     best, overlap = None, 0
     for assignment in course.assignments():
-        source = load_source(course.source_notebook(assignment))
-        shared = len(ids & (set(source.answer_ids) | {t.grade_id for t in source.tests}))
+        shared = len(ids & _grade_ids(course.source_notebook(assignment)))
         if shared > overlap:
             best, overlap = assignment, shared
     if best is None:
@@ -83,20 +91,35 @@ def recognise_assignment(nb, name: str = "notebook") -> str:
     return best
 
 
-def _sandbox(unsafe: bool):
+def _launch(no_sandbox: bool, warm: tuple[str, ...]):
+    """Start the sandbox (its zygote warms up while this process imports); (box, None), or
+    (None, why not) where it cannot be used."""
     from .sandbox.host import Limits, Sandbox, SandboxUnavailable, bwrap_path
 
-    if not unsafe and bwrap_path():
-        box = Sandbox(limits=Limits())
+    if no_sandbox or not bwrap_path():
+        return None, "asked for no sandbox" if no_sandbox else "bubblewrap (bwrap) is not installed"
+    box = Sandbox(limits=Limits(), warm=warm)
+    try:
+        box.launch()
+        return box, None
+    except SandboxUnavailable as exc:
+        box.close()
+        return None, f"the sandbox could not start: {exc}"
+
+
+def _ready(box, why: str | None, warm: tuple[str, ...]):
+    """The launched sandbox once it is ready, or else a plain child process; and one line
+    that says which the student's code ran in."""
+    from .sandbox.host import Limits, Sandbox, SandboxUnavailable
+
+    if box is not None:
         try:
-            box.start()
+            box.wait_ready()
             return box, "your code ran in the sandbox (bubblewrap), as when it is graded"
         except SandboxUnavailable as exc:
             box.close()
             why = f"the sandbox could not start: {exc}"
-    else:
-        why = "asked for no sandbox" if unsafe else "bubblewrap (bwrap) is not installed"
-    box = Sandbox(limits=Limits(), unsafe=True)
+    box = Sandbox(limits=Limits(), unsafe=True, warm=warm)
     try:
         box.start()
     except SandboxUnavailable as exc:
@@ -108,21 +131,25 @@ def _sandbox(unsafe: bool):
 def check_student(notebook: str | Path, assignment: str | None = None, *,
                   no_sandbox: bool = False) -> StudentCheck:
     """Run the visible tests of a student's notebook with the published inputs."""
-    from .grade.submission import grade_submission
-
     path = Path(notebook)
     data = read_regular_file(path)
     nb = parse_notebook(data, path.name)
     assignment = assignment or recognise_assignment(nb, path.name)
     source = visible_only(load_source(course.source_notebook(assignment)))
-    box, where = _sandbox(no_sandbox)
-    sink = io.StringIO()
+    box, why = _launch(no_sandbox, source.imports)
     try:
+        from .grade.submission import grade_submission    # NumPy, torch: while the sandbox warms up
+        from .grade.worker import _warm
+
+        _warm(source.imports)
+        box, where = _ready(box, why, source.imports)
+        sink = io.StringIO()
         # Tests run in this process; anything they print stays out of the table.
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             record = grade_submission(source, "you", assignment, data, path.name, box, salt="")
     finally:
-        box.close()
+        if box is not None:
+            box.close()
     results = [TestResult(**t) for t in record["tests"]]
     notes = [f["message"] for f in record["flags"] if f["student_visible"]]
     return StudentCheck(assignment, where, results, notes)

@@ -89,13 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--submission", type=Path, help="with --hidden: take the answers from this trusted notebook")
     p.set_defaults(func=_cmd_check)
 
-    try:
-        from .grade.run import add_grade_parser
-    except ImportError:
-        pass
-    else:
-        add_grade_parser(sub)
     from .export import add_export_parser
+    from .grade.command import add_grade_parser
+
+    add_grade_parser(sub)
 
     add_export_parser(sub)
     return parser

@@ -4,7 +4,9 @@ nbgrader keeps a due date per assignment (`Assignment.duedate`), a submission ti
 extension per student (`SubmittedAssignment.timestamp`, `.extension`), and a late penalty
 per submitted notebook (`SubmittedNotebook.late_submission_penalty`), set after grading by
 a `LateSubmissionPlugin`; `nbgrader export` reports max(0, score - penalty). This module
-is that plugin for the course (`LatePenalty`), plus the parsing around it. `gradebook.py`
+holds the course's policy (`LatePolicy`) and the parsing around it, without importing
+nbgrader (every command reads a deadline; only grading opens the gradebook). The plugin
+nbgrader calls, `nbgrader_plugins.LatePenalty`, applies a `LatePolicy`; `gradebook.py`
 writes the results; nothing here touches a file.
 
 A policy is written `none`, `zero`, `per-hour:P` or `per-day:P`: P percent of the maximum
@@ -20,10 +22,8 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-
-from nbgrader.plugins import LateSubmissionPlugin
-from traitlets import Enum, Float
 
 from .course import CourseError
 
@@ -50,6 +50,9 @@ def parse_when(text: str, what: str = "the date") -> datetime:
 def parse_timestamp(text: str) -> datetime:
     """A submission time as nbgrader writes it in timestamp.txt ("2025-03-14 22:59:00.000000 UTC")
     or in ISO form; without a zone it is UTC, as nbgrader reads it. Raises ValueError."""
+    from .notebook import skip_uri_grammars
+
+    skip_uri_grammars()
     from nbgrader.utils import parse_utc
 
     value = text.strip()
@@ -95,18 +98,18 @@ def extension_for(value: timedelta | datetime | None, due: datetime | None) -> t
     return max(value, timedelta(0))
 
 
-class LatePenalty(LateSubmissionPlugin):
-    """nbgrader's LateSubmissionPlugin with the course's policies: none, zero, or P percent of
-    the maximum score per started hour or day, never below a floor."""
+@dataclass(frozen=True)
+class LatePolicy:
+    """The course's late policies: none, zero, or P percent of the maximum score per started
+    hour or day, never below a floor (percent of the maximum score)."""
 
-    penalty_method = Enum(POLICIES, default_value="none",
-                          help="none, zero, per-hour or per-day").tag(config=True)
-    percent = Float(0.0, help="percent of the maximum score deducted per started unit").tag(config=True)
-    floor = Float(0.0, help="percent of the maximum score a deduction never goes below").tag(config=True)
-    max_score = Float(0.0, help="the assignment's maximum score").tag(config=True)
+    method: str = "none"
+    percent: float = 0.0
+    floor: float = 0.0
+    max_score: float = 0.0
 
     @classmethod
-    def parse(cls, policy: str | None, floor: float | str | None = None, max_score: float = 0.0) -> "LatePenalty":
+    def parse(cls, policy: str | None, floor: float | str | None = None, max_score: float = 0.0) -> "LatePolicy":
         """`none`, `zero`, `per-hour:P` or `per-day:P` (P in percent, `%` optional), and a floor in percent."""
         text = (policy or "none").strip().lower()
         method, _, amount = text.partition(":")
@@ -121,31 +124,31 @@ class LatePenalty(LateSubmissionPlugin):
             if method not in _UNIT_SECONDS:
                 raise CourseError(f"a late floor applies to per-hour and per-day policies, not to '{method}'")
             floor_value = _percent(floor, f"late floor '{floor}'")
-        return cls(penalty_method=method, percent=percent, floor=floor_value, max_score=float(max_score))
+        return cls(method=method, percent=percent, floor=floor_value, max_score=float(max_score))
 
     def describe(self) -> str:
-        if self.penalty_method in _UNIT_SECONDS:
-            unit = "hour" if self.penalty_method == "per-hour" else "day"
+        if self.method in _UNIT_SECONDS:
+            unit = "hour" if self.method == "per-hour" else "day"
             floor = f", not below {self.floor:g}% of the maximum" if self.floor else ""
             return f"{self.percent:g}% of the maximum score per started {unit} late{floor}"
-        return {"none": "no penalty", "zero": "a late submission scores 0"}[self.penalty_method]
+        return {"none": "no penalty", "zero": "a late submission scores 0"}[self.method]
 
     @property
     def spec(self) -> str:
-        if self.penalty_method in _UNIT_SECONDS:
-            return f"{self.penalty_method}:{self.percent:g}" + (f" floor {self.floor:g}" if self.floor else "")
-        return self.penalty_method
+        if self.method in _UNIT_SECONDS:
+            return f"{self.method}:{self.percent:g}" + (f" floor {self.floor:g}" if self.floor else "")
+        return self.method
 
     def units_late(self, total_seconds_late: float) -> int:
-        unit = _UNIT_SECONDS.get(self.penalty_method)
+        unit = _UNIT_SECONDS.get(self.method)
         return math.ceil(total_seconds_late / unit) if unit and total_seconds_late > 0 else 0
 
-    def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:
+    def penalty(self, score: float, total_seconds_late: float) -> float | None:
         """The penalty in points (None: no penalty), as nbgrader's plugins return it. Like nbgrader's
         AssignLatePenalties, it is kept between 0 and the score."""
-        if total_seconds_late <= 0 or self.penalty_method == "none":
+        if total_seconds_late <= 0 or self.method == "none":
             return None
-        if self.penalty_method == "zero":
+        if self.method == "zero":
             return max(0.0, score)
         deduction = self.units_late(total_seconds_late) * self.percent / 100.0 * self.max_score
         floor = min(score, self.floor / 100.0 * self.max_score)
@@ -198,5 +201,5 @@ def duration(seconds: float) -> str:
     return f"{minutes} min"
 
 
-__all__ = ["LatePenalty", "parse_when", "parse_timestamp", "parse_extension", "extension_for",
+__all__ = ["LatePolicy", "parse_when", "parse_timestamp", "parse_extension", "extension_for",
            "seconds_late", "naive_utc", "iso", "human", "duration"]

@@ -9,9 +9,7 @@ deadline that applied and any late penalty.
 """
 from __future__ import annotations
 
-import base64
 import html
-import io
 from .flags import messages
 
 STYLE = """
@@ -80,23 +78,50 @@ def student_feedback(result: dict) -> str:
     return _page(f"Feedback: {result['assignment']}", body)
 
 
-def _histogram_png(scores: list[float], max_score: float) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 2.8))
+def histogram_counts(scores: list[float], max_score: float) -> tuple[list[int], float]:
+    """Students per bin over [0, max_score]: one bin per point up to 20 bins, the last bin
+    closed (a full score counts in it), as numpy.histogram bins them. Returns (counts, width)."""
+    top = max_score if max_score else 1.0
     bins = max(1, min(int(max_score) + 1, 20))
-    ax.hist(scores, bins=bins, range=(0, max_score if max_score else 1), color="#4c72b0", edgecolor="white")
-    ax.set_xlabel("score")
-    ax.set_ylabel("students")
-    ax.set_title("Score distribution")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode()
+    width = top / bins
+    counts = [0] * bins
+    for score in scores:
+        if 0 <= score <= top:
+            counts[min(int(score / width), bins - 1)] += 1
+    return counts, width
+
+
+def _histogram_svg(scores: list[float], max_score: float) -> str:
+    """The score distribution as an inline SVG bar chart (no plotting library to import)."""
+    counts, width = histogram_counts(scores, max_score)
+    w, h, left, bottom, top_pad = 560, 220, 44, 36, 24
+    plot_w, plot_h = w - left - 12, h - bottom - top_pad
+    tallest = max(counts) or 1
+    bar_w = plot_w / len(counts)
+    bars, labels = [], []
+    for i, count in enumerate(counts):
+        bar_h = plot_h * count / tallest
+        x, y = left + i * bar_w, top_pad + plot_h - bar_h
+        low, high = i * width, (i + 1) * width
+        bars.append(f"<rect x='{x + 1:.1f}' y='{y:.1f}' width='{max(bar_w - 2, 1):.1f}' height='{bar_h:.1f}' "
+                    f"fill='#4c72b0'><title>{low:g} to {high:g}: {count} student{'s' if count != 1 else ''}"
+                    "</title></rect>")
+        if count:
+            bars.append(f"<text x='{x + bar_w / 2:.1f}' y='{y - 4:.1f}' text-anchor='middle' "
+                        f"font-size='11'>{count}</text>")
+    for i in range(len(counts) + 1):
+        if len(counts) <= 10 or i % 2 == 0 or i == len(counts):
+            labels.append(f"<text x='{left + i * bar_w:.1f}' y='{top_pad + plot_h + 14}' text-anchor='middle' "
+                          f"font-size='11'>{i * width:g}</text>")
+    axis = (f"<line x1='{left}' y1='{top_pad + plot_h}' x2='{left + plot_w}' y2='{top_pad + plot_h}' stroke='#333'/>"
+            f"<text x='{left + plot_w / 2}' y='{h - 4}' text-anchor='middle' font-size='12'>score</text>"
+            f"<text x='12' y='{top_pad + plot_h / 2}' text-anchor='middle' font-size='12' "
+            f"transform='rotate(-90 12 {top_pad + plot_h / 2})'>students</text>"
+            f"<text x='{w / 2}' y='15' text-anchor='middle' font-size='13'>Score distribution</text>")
+    summary = ", ".join(f"{i * width:g} to {(i + 1) * width:g}: {c}" for i, c in enumerate(counts) if c)
+    return (f"<svg role='img' aria-label='score histogram ({html.escape(summary)})' width='{w}' height='{h}' "
+            f"viewBox='0 0 {w} {h}' xmlns='http://www.w3.org/2000/svg'>" + "".join(bars) + "".join(labels)
+            + axis + "</svg>")
 
 
 def _final(r: dict) -> float:
@@ -150,7 +175,7 @@ def instructor_report(assignment: str, results: list[dict], missing: list[str] =
     body = (f"<h1>{html.escape(assignment)}: grading report</h1>"
             f"<p>{len(results)} submissions; mean score {mean:.2f} of {max_score:g}; "
             f"{sum(1 for s in scores if s == max_score)} with full marks; {len(flagged)} flagged.</p>"
-            f"<img alt='score histogram' src='data:image/png;base64,{_histogram_png(scores, max_score)}'>"
+            + _histogram_svg(scores, max_score) +
             "<h2>Pass rate per test</h2><table><tr><th>test</th><th>points</th><th>passed</th><th>rate</th></tr>"
             + "".join(pass_rows) + "</table>" + term +
             f"<h2>Flagged submissions ({len(flagged)})</h2>"

@@ -1,8 +1,8 @@
 """The door to nbgrader's gradebook: scores in, standings out, so `nbgrader export` and
 formgrader keep working, on SQLite (the default) or a shared server (`--db postgresql://...`).
 
-Only the grading parent process writes here, one student per transaction; writing the same
-result twice changes nothing. What others write is kept: formgrader's manual scores,
+Only the grading parent process writes here (one thread of it), the results that arrived
+since its last write in one transaction; writing the same result twice changes nothing. What others write is kept: formgrader's manual scores,
 comments and extra credit are other columns than the ones grading sets, and a notebook's
 `flagged` mark is set only when the student was graded in this run. Several graders may
 share one database (co-instructors, sections): a write that meets another one (a unique
@@ -10,7 +10,7 @@ row created twice, a deadlock) is rolled back and done again.
 
 Deadlines follow nbgrader's model: `Assignment.duedate`, the submission's `timestamp` and
 `extension`, and per notebook `late_submission_penalty`, set after grading by the late
-policy (`deadlines.LatePenalty`, a LateSubmissionPlugin) from the gradebook's score,
+policy (`nbgrader_plugins.LatePenalty`, a LateSubmissionPlugin) from the gradebook's score,
 manual adjustments included.
 """
 from __future__ import annotations
@@ -24,11 +24,14 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
+from .notebook import SourceNotebook, skip_uri_grammars
 
-from .course import CourseError
-from .deadlines import LatePenalty, naive_utc
-from .notebook import SourceNotebook
+skip_uri_grammars()
+import nbgrader.api  # noqa: E402
+from nbgrader.api import Gradebook, InvalidEntry, MissingEntry  # noqa: E402
+
+from .course import CourseError  # noqa: E402
+from .deadlines import LatePolicy, naive_utc  # noqa: E402
 
 ATTEMPTS = 8
 
@@ -38,6 +41,24 @@ def _alembic_on_path() -> None:
     bindir = str(Path(sys.executable).parent)
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
+def _alembic_head() -> str:
+    """The newest revision of nbgrader's gradebook schema, read from nbgrader's migration
+    scripts in this process. nbgrader asks a new `alembic heads` process for it each time it
+    creates a gradebook (`api.get_alembic_version`): a second Python start and alembic import,
+    about 1.5 s of every first run. Same answer (tests/test_term.py compares the two)."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    config = Config()
+    config.set_main_option("script_location", ALEMBIC_DIR)
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
+nbgrader_alembic_version = nbgrader.api.get_alembic_version      # the original, for the test
+nbgrader.api.get_alembic_version = _alembic_head
 
 
 def safe_url(url: str) -> str:
@@ -138,37 +159,53 @@ def record(gb: Gradebook, assignment: str, notebook: str, result: dict, *, fresh
     credit an instructor entered in formgrader are kept (nbgrader's own autograde keeps them
     too); the notebook's `flagged` mark is set when the student was graded now (`fresh`), so
     an instructor's own mark survives runs that only reuse results."""
-    student = result["student"]
+    record_many(gb, assignment, notebook, [(result, fresh)])
+
+
+def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tuple[dict, bool]]) -> None:
+    """`record` for several students in one transaction: a run writes at once the results
+    that arrived since its last write (a commit is a disk flush; one per student would make
+    the gradebook slower than the grading)."""
 
     def write():
-        try:
-            gb.find_student(student)
-        except MissingEntry:
-            gb.add_student(student)
-        submission, created = _submission(gb, assignment, student)
-        scores = {t["grade_id"]: t["points"] for t in result["tests"]}
-        for nb in submission.notebooks:
-            if nb.name != notebook:
-                continue
-            for grade in nb.grades:
-                auto = float(scores.get(grade.name, 0.0))
-                if grade.auto_score != auto:
-                    grade.auto_score = auto
-                if grade.needs_manual_grade:
-                    grade.needs_manual_grade = False
-            if fresh or created:
-                nb.flagged = bool(result["flags"])
+        for result, fresh in results:
+            _write_scores(gb, assignment, notebook, result, fresh)
         gb.db.commit()
 
-    _retrying(gb, f"the scores of {student}", write)
+    names = ", ".join(result["student"] for result, _ in results[:3]) + (" and others" if len(results) > 3 else "")
+    _retrying(gb, f"the scores of {names}", write)
+
+
+def _write_scores(gb: Gradebook, assignment: str, notebook: str, result: dict, fresh: bool) -> None:
+    student = result["student"]
+    try:
+        gb.find_student(student)
+    except MissingEntry:
+        gb.add_student(student)
+    submission, created = _submission(gb, assignment, student)
+    scores = {t["grade_id"]: t["points"] for t in result["tests"]}
+    for nb in submission.notebooks:
+        if nb.name != notebook:
+            continue
+        for grade in nb.grades:
+            auto = float(scores.get(grade.name, 0.0))
+            if grade.auto_score != auto:
+                grade.auto_score = auto
+            if grade.needs_manual_grade:
+                grade.needs_manual_grade = False
+        if fresh or created:
+            nb.flagged = bool(result["flags"])
 
 
 def apply_late_policy(gb: Gradebook, assignment: str, notebook: str, student: str,
                       submitted_at: datetime | None, extension: timedelta | None,
-                      policy: LatePenalty) -> dict:
+                      policy: LatePolicy) -> dict:
     """Record when the student submitted and their extension, then the late penalty, as
     nbgrader's AssignLatePenalties does after autograding: from the notebook's score (manual
     adjustments included), kept between 0 and that score. Returns what was recorded."""
+    from .nbgrader_plugins import LatePenalty
+
+    plugin = LatePenalty.of(policy)
 
     def write():
         submission = gb.find_submission(assignment, student)
@@ -183,7 +220,7 @@ def apply_late_policy(gb: Gradebook, assignment: str, notebook: str, student: st
         for nb in submission.notebooks:
             if nb.name != notebook:
                 continue
-            penalty = policy.late_submission_penalty(student, float(nb.score), late) if late > 0 else None
+            penalty = plugin.late_submission_penalty(student, float(nb.score), late) if late > 0 else None
             if penalty is not None:
                 penalty = max(0.0, min(float(nb.score), float(penalty)))
             if nb.late_submission_penalty != penalty:

@@ -1,4 +1,5 @@
-"""Plug-ins for stock nbgrader, so that `nbgrader autograde` grades on results.
+"""Plug-ins for stock nbgrader: `nbgrader autograde` grades on results, and the course's
+late policy is an nbgrader late-submission plugin.
 
 nbgrader scores a test cell 0 as soon as anything reaches stderr (utils.determine_grade),
 and PyTorch writes warnings there. `StderrToStdout` runs right after execution and turns
@@ -6,7 +7,10 @@ stderr stream outputs into stdout ones, so a warning stays visible but costs not
 failing test still fails, because failures are `error` outputs, not stderr text.
 """
 from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool
+from nbgrader.plugins import LateSubmissionPlugin
+from traitlets import Bool, Enum, Float
+
+from .deadlines import POLICIES, LatePolicy
 
 
 class StderrToStdout(Preprocessor):
@@ -30,3 +34,31 @@ def autograde_preprocessors():
     names = [p.__name__ for p in stock]
     stock.insert(names.index("Execute") + 1, StderrToStdout)
     return stock
+
+
+class LatePenalty(LateSubmissionPlugin):
+    """nbgrader's LateSubmissionPlugin with the course's policies (`deadlines.LatePolicy`):
+    none, zero, or P percent of the maximum score per started hour or day, never below a
+    floor. The grader records every late penalty through it, as AssignLatePenalties would."""
+
+    penalty_method = Enum(POLICIES, default_value="none",
+                          help="none, zero, per-hour or per-day").tag(config=True)
+    percent = Float(0.0, help="percent of the maximum score deducted per started unit").tag(config=True)
+    floor = Float(0.0, help="percent of the maximum score a deduction never goes below").tag(config=True)
+    max_score = Float(0.0, help="the assignment's maximum score").tag(config=True)
+
+    @classmethod
+    def of(cls, policy: LatePolicy) -> "LatePenalty":
+        return cls(penalty_method=policy.method, percent=policy.percent, floor=policy.floor,
+                   max_score=policy.max_score)
+
+    @classmethod
+    def parse(cls, policy: str | None, floor=None, max_score: float = 0.0) -> "LatePenalty":
+        return cls.of(LatePolicy.parse(policy, floor, max_score))
+
+    @property
+    def policy(self) -> LatePolicy:
+        return LatePolicy(self.penalty_method, self.percent, self.floor, self.max_score)
+
+    def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:
+        return self.policy.penalty(score, total_seconds_late)

@@ -9,12 +9,9 @@ import json
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import nbformat
-
-from .sandbox.protocol import json_nesting
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
@@ -24,6 +21,24 @@ SOLUTION_END = "### END SOLUTION"
 
 class NotebookError(Exception):
     """A notebook that cannot be used, with a message that says why."""
+
+
+def skip_uri_grammars() -> None:
+    """nbformat validates with jsonschema, whose format checkers import `rfc3987_syntax` when
+    it is installed (it is, for jupyter-events), and that package builds 38 lark grammars at
+    import: about 2 s of CPU in every process that imports nbformat, nbgrader's API included.
+    Nothing here checks URI formats (nbformat's schemas are draft 4 and use no `format` that
+    needs it), so jsonschema is told the optional package is absent. Call before importing
+    nbformat or nbgrader; a process that imported it already keeps it."""
+    sys.modules.setdefault("rfc3987_syntax", None)
+
+
+def import_nbformat():
+    """nbformat, imported when a notebook is first parsed, never by a command that parses none."""
+    skip_uri_grammars()
+    import nbformat as module
+
+    return module
 
 
 @dataclass
@@ -44,11 +59,12 @@ class SourceNotebook:
     """An instructor's (solutions/) notebook, the only place tests are taken from."""
 
     path: Path
-    nb: nbformat.NotebookNode
+    nb: "nbformat.NotebookNode"
     tests: list[TestCell] = field(default_factory=list)
     graded_names: list[str] = field(default_factory=list)   # defined at top level in answer cells
     answer_ids: list[str] = field(default_factory=list)
     locked_ids: set[str] = field(default_factory=set)
+    imports: tuple[str, ...] = ()       # modules its code cells import (warmed before grading)
 
     @property
     def max_score(self) -> float:
@@ -128,6 +144,23 @@ def top_level_names(source: str) -> list[str]:
     return names
 
 
+def imported_modules(source: str) -> list[str]:
+    """Modules a cell imports (`import a.b`, `from a.b import c`; relative imports and lines
+    IPython would transform left out), by parsing, never running."""
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+    return names
+
+
 MAX_NOTEBOOK_BYTES = 32 << 20
 MAX_JSON_DEPTH = 64
 
@@ -152,13 +185,13 @@ def read_regular_file(path: str | Path, limit: int = MAX_NOTEBOOK_BYTES) -> byte
     return data
 
 
-def read_notebook(path: str | Path) -> nbformat.NotebookNode:
+def read_notebook(path: str | Path):
     """Read and validate a notebook; any problem becomes one NotebookError line."""
     path = Path(path)
     return parse_notebook(read_regular_file(path), path.name)
 
 
-def parse_notebook(raw: bytes, name: str = "notebook") -> nbformat.NotebookNode:
+def parse_notebook(raw: bytes, name: str = "notebook"):
     """Parse and validate notebook bytes, in bounded time and memory; any problem becomes
     one NotebookError line (never a RecursionError or a crash of the caller)."""
     if len(raw) > MAX_NOTEBOOK_BYTES:
@@ -167,6 +200,8 @@ def parse_notebook(raw: bytes, name: str = "notebook") -> nbformat.NotebookNode:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise NotebookError(f"{name} is not a notebook (not UTF-8 text)") from None
+    from .sandbox.protocol import json_nesting
+
     if json_nesting(raw) > MAX_JSON_DEPTH:
         raise NotebookError(f"{name} is not a notebook (its JSON nests more than {MAX_JSON_DEPTH} deep)")
     try:
@@ -178,7 +213,7 @@ def parse_notebook(raw: bytes, name: str = "notebook") -> nbformat.NotebookNode:
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError(f"{path.name} is not a notebook (no list of cells)")
     try:
-        nb = nbformat.reads(json.dumps(data), as_version=4)
+        nb = import_nbformat().reads(json.dumps(data), as_version=4)
     except Exception as exc:  # nbformat raises several types for broken notebooks
         first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise NotebookError(f"{path.name} is not a valid notebook: {first}") from None
@@ -210,10 +245,28 @@ def load_source(path: str | Path) -> SourceNotebook:
                                       has_hidden=HIDDEN_BEGIN in cell.source))
     if not src.tests:
         raise NotebookError(f"{path} has no test cells: is it an nbgrader source notebook?")
+    src.imports = _cells_imports(nb.cells)
     return src
 
 
-def cells_to_run(source: SourceNotebook, submission: nbformat.NotebookNode) -> list[str]:
+def _cells_imports(cells) -> tuple[str, ...]:
+    modules = [m for cell in cells if isinstance(cell, dict) and cell.get("cell_type") == "code"
+               and isinstance(cell.get("source"), (str, list))
+               for m in imported_modules("".join(cell["source"]))]
+    return tuple(dict.fromkeys(modules))
+
+
+def source_imports(path: str | Path) -> tuple[str, ...]:
+    """What an instructor's notebook imports, read as plain JSON (no nbformat, no validation):
+    known before anything else is loaded, so the workers can start warming up at once."""
+    try:
+        cells = json.loads(Path(path).read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError, AttributeError):
+        return ()
+    return _cells_imports(cells if isinstance(cells, list) else [])
+
+
+def cells_to_run(source: SourceNotebook, submission) -> list[str]:
     """The code the sandbox runs for a submission, in notebook order.
 
     Locked instructor cells (setup) come from the instructor's notebook, whatever the student
@@ -241,5 +294,5 @@ def cells_to_run(source: SourceNotebook, submission: nbformat.NotebookNode) -> l
     return code
 
 
-def assignment_ids(submission: nbformat.NotebookNode) -> set[str]:
+def assignment_ids(submission) -> set[str]:
     return {nbgrader_meta(c).get("grade_id") for c in submission.cells if nbgrader_meta(c).get("grade_id")}

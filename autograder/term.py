@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .course import CourseError
-from .deadlines import LatePenalty, parse_when
+from .deadlines import LatePolicy, parse_when
 from .roster import Roster, read_roster
 
 FILE = "term.toml"
@@ -37,7 +37,7 @@ ASSIGNMENT_KEYS = {"due", "late_policy", "late_floor"}
 @dataclass
 class Terms:
     due: datetime | None
-    policy: LatePenalty
+    policy: LatePolicy
     roster: Roster | None
     db: str | None
     origin: tuple[str, str]     # where the deadline and the policy came from, for the summary
@@ -93,7 +93,7 @@ def resolve(workspace: Path, assignment: str, max_score: float, *, due: str | No
         policy_text = own.get("late_policy", data.get("late_policy"))
         floor = late_floor if late_floor is not None else \
             (own.get("late_floor", data.get("late_floor")) if "late_policy" not in own else own.get("late_floor"))
-    policy = LatePenalty.parse(policy_text, floor, max_score)
+    policy = LatePolicy.parse(policy_text, floor, max_score)
 
     roster_path = roster
     if roster_path is None and data.get("roster"):

@@ -5,15 +5,24 @@ proxies, and by `autograder check`, which runs an instructor's own notebook in-p
 """
 from __future__ import annotations
 
+import functools
 import traceback
 from dataclasses import asdict, dataclass
-
-from IPython.core.inputtransformer2 import TransformerManager
 
 from .notebook import SourceNotebook, hidden_line_numbers
 from .testing import TestFailure
 
-_transform = TransformerManager().transform_cell
+@functools.cache
+def _transformer():
+    """IPython's cell transformation (magics, `!`), as Jupyter applies it; IPython is
+    imported when a cell is first compiled, not by every process that imports this module."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell
+
+
+def _transform(source: str) -> str:
+    return _transformer()(source)
 
 
 @dataclass
@@ -43,8 +52,11 @@ class SubmissionBroken(Exception):
     """The sandbox died, timed out or misbehaved: no further call can be answered."""
 
 
+@functools.lru_cache(maxsize=512)
 def compile_cell(source: str, name: str):
-    """Compile notebook cell source (IPython syntax such as %magics allowed)."""
+    """Compile notebook cell source (IPython syntax such as %magics allowed). The same test
+    cells run for every student: each is transformed and compiled once (code objects are
+    immutable; every run gets a namespace of its own)."""
     return compile(_transform(source), name, "exec")
 
 

@@ -338,14 +338,13 @@ class _InputGuard:
 
 def _install_input_guard() -> None:
     import os
+    import sys
 
-    if os.environ.get("AUTOGRADER_SANDBOX"):
+    # In a kernel IPython is loaded already; anywhere else it is not imported for this.
+    ipython = sys.modules.get("IPython")
+    if os.environ.get("AUTOGRADER_SANDBOX") or ipython is None:
         return
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    shell = get_ipython()
+    shell = ipython.get_ipython()
     if shell is None or not hasattr(shell, "events") or getattr(shell, "_autograder_guard", None):
         return
     guard = _InputGuard(shell)

@@ -38,9 +38,12 @@ from .flags import messages
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-def write_atomic(path: Path, data: bytes | str) -> bool:
-    """Write `data` to `path` atomically, unless the file already holds exactly that.
-    Returns whether it wrote."""
+def write_atomic(path: Path, data: bytes | str, durable: bool = False) -> bool:
+    """Write `data` to `path` atomically (a reader sees the old file or the new one, never
+    half of one), unless the file already holds exactly that. `durable`: on disk before the
+    call returns (fsync), for the results a resumed run relies on; pages and notebooks
+    rebuilt from those results on every run are not worth a disk flush each. Returns
+    whether it wrote."""
     data = data.encode("utf-8") if isinstance(data, str) else data
     try:
         if path.is_file() and not path.is_symlink() and path.stat().st_size == len(data) \
@@ -52,8 +55,9 @@ def write_atomic(path: Path, data: bytes | str) -> bool:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
         f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     tmp.replace(path)
     return True
 
@@ -110,7 +114,7 @@ class Workspace:
 
     def save_result(self, slug: str, result: dict, *, graded: bool = True) -> None:
         """Store a result; `graded` (a grading was actually done) adds a line to graded.log."""
-        write_atomic(self.results / f"{slug}.json", json.dumps(result, indent=1, sort_keys=True))
+        write_atomic(self.results / f"{slug}.json", json.dumps(result, indent=1, sort_keys=True), durable=True)
         if not graded:
             return
         with open(self.results / "graded.log", "a", encoding="utf-8") as f:
@@ -122,11 +126,8 @@ class Workspace:
     def write_feedback(self, slug: str, page: str) -> None:
         write_atomic(self.root / "feedback" / slug / self.assignment / "feedback.html", page)
 
-    def write_autograded(self, slug: str, notebook_name: str, nb) -> None:
-        import nbformat
-
-        write_atomic(self.root / "autograded" / slug / self.assignment / f"{notebook_name}.ipynb",
-                     nbformat.writes(nb))
+    def write_autograded(self, slug: str, notebook_name: str, text: str) -> None:
+        write_atomic(self.root / "autograded" / slug / self.assignment / f"{notebook_name}.ipynb", text)
 
     def write_csv(self, results: list[dict], tests: list[str]) -> Path:
         """grades.csv: one row per student (rostered students who submitted nothing included),

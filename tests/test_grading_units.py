@@ -15,7 +15,7 @@ import pytest
 from autograder.sandbox import protocol
 from autograder.feedback import instructor_report, student_feedback
 from autograder.flags import exception_name, flag
-from autograder.grade.submission import student_salt
+from autograder.grade import student_salt
 from autograder.notebook import NotebookError, parse_notebook, read_regular_file, strip_hidden
 from autograder.submissions import collect, workspace_name
 
@@ -166,3 +166,70 @@ def test_a_failed_check_shows_the_student_its_message_not_the_checkers_traceback
     assert "testing.py" not in shown and "Traceback" not in shown and "expect_array(" not in shown
     shell.run_cell("def f():\n    raise ValueError('my own bug')\nf()")
     assert "Traceback" in capsys.readouterr().out     # the student's own errors keep theirs
+
+
+@pytest.mark.parametrize("max_score, scores", [(11.0, [0, 0.5, 3, 5.5, 11, 11, 10.99]), (2.5, [0, 1.25, 2.5, 2.4]),
+                                               (40.0, [0, 1.9, 2.0, 39.99, 40, 17.3]), (0.0, [0.0, 0.0])])
+def test_the_reports_histogram_bins_scores_as_numpy_does(max_score, scores):
+    from autograder.feedback import _histogram_svg, histogram_counts
+
+    counts, width = histogram_counts(scores, max_score)
+    reference, edges = np.histogram(scores, bins=len(counts), range=(0, max_score or 1))
+    assert counts == reference.tolist() and width == pytest.approx(edges[1] - edges[0])
+    svg = _histogram_svg(scores, max_score)
+    assert svg.count("<rect") == len(counts) and "score histogram" in svg
+
+
+def _modules_imported(code: str) -> set[str]:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+
+HEAVY = {"torch", "nbformat", "nbgrader", "IPython", "matplotlib", "sqlalchemy", "jsonschema", "rfc3987_syntax"}
+
+
+def test_the_command_line_imports_no_grading_machinery_to_answer_help():
+    """`autograder --help` (and every sub-command's) answers like a command: none of the
+    heavy packages is imported to build the parser."""
+    loaded = _modules_imported("from autograder.cli import build_parser; build_parser().format_help()")
+    assert not (HEAVY | {"numpy"}) & loaded, sorted((HEAVY | {"numpy"}) & loaded)
+
+
+def test_the_grading_parent_never_imports_torch_nor_builds_uri_grammars():
+    """The parent only reads, writes and waits: torch is for the workers (forked from a
+    server that imports it once), and nbgrader's API comes without jsonschema's URI grammars."""
+    code = ("import sys, autograder.grade.run, autograder.gradebook, autograder.feedback; "
+            "assert sys.modules['rfc3987_syntax'] is None, 'URI grammars built'")
+    loaded = _modules_imported(code)
+    assert not {"torch", "matplotlib", "IPython"} & loaded, sorted({"torch", "matplotlib", "IPython"} & loaded)
+    assert "nbgrader.api" in loaded
+
+
+def test_the_autograded_notebook_is_valid_and_holds_the_instructors_tests():
+    """Written as plain JSON for a version 4 notebook: nbformat must read and validate it, with
+    every test cell's instructor source and a failed test's message as its error output."""
+    import nbformat
+
+    from autograder.grade.run import _autograded
+    from autograder.notebook import load_source
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    source = load_source(os.path.join(root, "solutions", "02_similarity", "02_similarity.ipynb"))
+    data = open(os.path.join(root, "exercises", "02_similarity", "02_similarity.ipynb"), "rb").read()
+    failed = source.tests[1].grade_id
+    result = {"notebook": "02_similarity.ipynb", "flags": [],
+              "tests": [{"grade_id": t.grade_id, "passed": t.grade_id != failed, "message": "look at the axis"}
+                        for t in source.tests]}
+    nb = nbformat.reads(_autograded(source, result, data), as_version=4)
+    nbformat.validate(nb)
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    for test in source.tests:
+        assert cells[test.grade_id].source == test.source
+    assert [o.evalue for o in cells[failed].outputs] == ["look at the axis"]
+    assert all(c.execution_count is None for c in nb.cells if c.cell_type == "code")
+    assert _autograded(source, dict(result, flags=[{"code": "corrupt"}]), data) is None

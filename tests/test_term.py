@@ -446,9 +446,23 @@ def _one_line(proc, message, allow_unsafe_warning=False):
 
 
 # --------------------------------------------------------------------------- the pieces
-def test_late_policies_compute_what_they_promise():
-    from autograder.deadlines import LatePenalty, parse_extension, parse_when
+def test_a_new_gradebook_gets_the_schema_revision_alembic_reports():
+    """gradebook.py reads the schema's head revision in-process; nbgrader runs `alembic heads`."""
+    from autograder import gradebook
 
+    assert gradebook._alembic_head() == gradebook.nbgrader_alembic_version()
+    import nbgrader.api
+
+    assert nbgrader.api.get_alembic_version is gradebook._alembic_head
+
+
+def test_late_policies_compute_what_they_promise():
+    from nbgrader.plugins import LateSubmissionPlugin
+
+    from autograder.deadlines import parse_extension, parse_when
+    from autograder.nbgrader_plugins import LatePenalty
+
+    assert issubclass(LatePenalty, LateSubmissionPlugin)       # what nbgrader's AssignLatePenalties calls
     hour, day = 3600, 86400
     per_hour = LatePenalty.parse("per-hour:5", None, 20)
     assert per_hour.late_submission_penalty("s", 20, 1) == 1.0                # one second is a started hour

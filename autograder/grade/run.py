@@ -13,76 +13,66 @@ the student's id, so re-grading gives identical results.
 """
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
 import subprocess
 import sys
+import threading
 import time
 from multiprocessing.connection import wait
 from pathlib import Path
 
 from .. import course
 from ..flags import Flag, flag
-from .submission import digest, grade_submission, student_salt
-from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, read_regular_file
-from ..sandbox.host import Limits, Sandbox, SandboxUnavailable, bwrap_path, remove_stale_cgroups
+from . import digest, student_salt
+from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, read_regular_file, source_imports
+from ..sandbox.host import WARMABLE, Limits, bwrap_path, remove_stale_cgroups
 from ..submissions import Submission, collect
 from ..workspace import Workspace
 
 
-# ------------------------------------------------------------------------ workers
-def _worker_main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
-    """A grading worker: one warm sandbox, one submission at a time, until told to stop.
-    The parent may close its end at any time (a user error found while the workers warm
-    up, say): then the worker ends quietly."""
-    try:
-        _serve(conn, slot, source_path, limits, unsafe)
-    except (EOFError, OSError, KeyboardInterrupt):
-        pass
+# ------------------------------------------------------------------------ phases
+class _Phases:
+    """When each phase of a run ended, in seconds since this process started (interpreter
+    start and imports included). `AUTOGRADER_PHASES=1` prints them as one line on stderr
+    (`make bench-grading` does): where a run's fixed cost goes."""
 
-
-def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
-    import torch
-
-    torch.set_num_threads(1)
-    source = load_source(source_path)
-    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe)
-    try:
-        box.start()
-    except SandboxUnavailable as exc:
+    def __init__(self):
+        self.marks: list[tuple[str, float]] = []
         try:
-            conn.send(("unavailable", str(exc)))
-        except OSError:
-            pass
-        return
-    try:
-        conn.send(("ready", None))
-        while True:
-            task = conn.recv()
-            if task is None:
-                return
-            student, assignment, data, name, problem, salt = task
-            try:
-                result = grade_submission(source, student, assignment, data, name, box, salt, problem)
-            except SandboxUnavailable as exc:
-                conn.send(("unavailable", str(exc)))
-                return
-            except Exception as exc:  # noqa: BLE001 (one submission must never stop the class's grading)
-                box.kill()
-                detail = f"{type(exc).__name__} in the grader"
-                result = grade_submission(source, student, assignment, None, None, box, salt,
-                                          flag("internal", detail=detail))
-            conn.send(("result", result))
-    finally:
-        box.close()
+            ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+            self.start = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError, AttributeError):
+            self.start = None
+        self.base = time.monotonic()
+
+    def mark(self, what: str, once: bool = False) -> None:
+        if once and any(w == what for w, _ in self.marks):
+            return
+        self.marks.append((what, time.monotonic() - self.base + (self.start or 0.0)))
+
+    def report(self) -> None:
+        if os.environ.get("AUTOGRADER_PHASES"):
+            origin = "process start" if self.start is not None else "grade() called"
+            print(f"phases: (s since {origin}) " + "; ".join(f"{w} {t:.2f}" for w, t in self.marks),
+                  file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------ workers
+def _worker_entry(*args) -> None:
+    """A grading worker's first call (worker.py has the rest). Workers are forked from a
+    server that has imported worker.py and the assignment's modules (torch...) once; this
+    process, which only reads, writes and waits, imports none of them."""
+    from .worker import main
+
+    main(*args)
 
 
 class _Worker:
     def __init__(self, ctx, slot: int, source_path: Path, limits: Limits, unsafe: bool):
         self.slot = slot
         self.conn, theirs = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(theirs, slot, str(source_path), limits, unsafe),
+        self.proc = ctx.Process(target=_worker_entry, args=(theirs, slot, str(source_path), limits, unsafe),
                                 daemon=True, name=f"grading-worker-{slot}")
         self.proc.start()
         theirs.close()
@@ -111,12 +101,43 @@ class _Pool:
     """Workers the parent watches: a task that outlives `limits.grace_seconds`, or a worker
     that dies, costs that student a flagged 0 and the worker is replaced."""
 
-    def __init__(self, n: int, source_path: Path, limits: Limits, unsafe: bool):
-        self.ctx = mp.get_context("spawn")
+    def __init__(self, n: int, source_path: Path, limits: Limits, unsafe: bool, warm: tuple[str, ...] = (),
+                 phases: _Phases | None = None):
+        # Workers fork from a server process that imports, once, what every worker needs:
+        # the grading code and the modules the assignment's cells import. A fresh
+        # interpreter per worker (spawn) would import torch once per worker.
+        self.ctx = mp.get_context("forkserver")
+        self.ctx.set_forkserver_preload(["autograder.grade.worker", *(m for m in warm if WARMABLE.fullmatch(m))])
         self.source_path, self.limits, self.unsafe = source_path, limits, unsafe
-        self.next_slot = 0
-        self.workers = [self._spawn() for _ in range(n)]
+        self.phases = phases or _Phases()
+        self.next_slot, self.size, self.closed = 0, n, False
+        self.workers: list[_Worker] = []
         self.failed_starts = 0
+        self.start_error: Exception | None = None
+        # The first worker's start waits for the fork server's imports: let this process
+        # go on with its own work (the gradebook, reading the submissions) meanwhile.
+        self._starting = threading.Thread(target=self._start, args=(n,), name="start-workers", daemon=True)
+        self._starting.start()
+
+    def _start(self, n: int) -> None:
+        try:
+            for _ in range(n):
+                self.workers.append(self._spawn())
+            self.phases.mark("workers forked")
+        except Exception as exc:  # noqa: BLE001 (reported where the pool is next used)
+            self.start_error = exc
+
+    def started(self) -> None:
+        self._starting.join()
+        if self.start_error is not None or not self.workers:
+            raise course.CourseError(f"the grading workers could not be started: {self.start_error}")
+
+    def trim(self, needed: int) -> None:
+        """No more workers than submissions to grade."""
+        self._starting.join()
+        for w in self.workers[needed:]:
+            self.workers.remove(w)
+            w.stop(kill=True)
 
     def _spawn(self) -> _Worker:
         slot = self.next_slot % 64          # slots name uids and cgroups; they are reused
@@ -128,6 +149,7 @@ class _Pool:
         self.workers[self.workers.index(worker)] = self._spawn()
 
     def run(self, tasks: list[tuple], on_result) -> None:
+        self.started()
         queue = list(tasks)
         while queue or any(w.task for w in self.workers):
             for w in self.workers:
@@ -143,8 +165,10 @@ class _Pool:
                         continue
                     if kind == "ready":
                         w.ready, self.failed_starts = True, 0
+                        self.phases.mark("a worker ready", once=True)
                     elif kind == "result":
                         w.task = None
+                        self.phases.mark("first result", once=True)
                         on_result(payload)
                     elif kind == "unavailable":
                         raise course.CourseError(f"the sandbox could not start: {payload}")
@@ -168,6 +192,10 @@ class _Pool:
             on_result({"student": student, "abandoned": problem.to_dict(), "notebook": name})
 
     def close(self) -> None:
+        self._starting.join()
+        if self.closed:
+            return
+        self.closed = True
         for w in self.workers:
             w.stop(kill=w.task is not None)
         remove_stale_cgroups()
@@ -214,29 +242,46 @@ def _abandoned(source, result: dict, assignment: str) -> dict:
             "flags": [problem.to_dict()], "seconds": 0.0}
 
 
-def _autograded(source, result: dict, data: bytes | None):
-    """The submission with the instructor's test cells and their outcomes, for formgrader."""
-    import nbformat
+def _autograded(source, result: dict, data: bytes | None) -> str | None:
+    """The submission with the instructor's test cells and their outcomes, for formgrader,
+    as notebook JSON. The worker has parsed and validated these bytes already: a version 4
+    notebook is edited here as plain JSON (validating it again would cost more than grading
+    it); any other version goes through nbformat, which converts it."""
+    import json
 
-    if data is None:
+    from ..notebook import MAX_JSON_DEPTH, import_nbformat
+    from ..sandbox.protocol import json_nesting
+
+    if data is None or any(f.get("code") == "corrupt" for f in result.get("flags", [])):
         return None
-    try:
-        nb = parse_notebook(data, result.get("notebook") or "notebook")
-    except NotebookError:
-        return None
+    nb = None
+    if json_nesting(data) <= MAX_JSON_DEPTH:
+        try:
+            nb = json.loads(data)
+        except (ValueError, RecursionError):
+            nb = None
+    plain = (isinstance(nb, dict) and nb.get("nbformat") == 4 and isinstance(nb.get("cells"), list)
+             and all(isinstance(c, dict) for c in nb["cells"]))
+    if not plain:
+        try:
+            nb = parse_notebook(data, result.get("notebook") or "notebook")
+        except NotebookError:
+            return None
     tests = {t["grade_id"]: t for t in result["tests"]}
     originals = {t.grade_id: t.source for t in source.tests}
-    for cell in nb.cells:
+    for cell in nb["cells"]:
         gid = nbgrader_meta(cell).get("grade_id")
         if cell.get("cell_type") == "code":
-            cell.outputs, cell.execution_count = [], None
+            cell["outputs"], cell["execution_count"] = [], None
         if gid in tests:
-            cell.source = originals[gid]
+            cell["source"] = originals[gid]
             if not tests[gid]["passed"]:
                 message = tests[gid]["message"]
-                cell.outputs = [nbformat.v4.new_output("error", ename="TestFailure", evalue=message,
-                                                       traceback=[message])]
-    return nb
+                cell["outputs"] = [{"output_type": "error", "ename": "TestFailure", "evalue": message,
+                                    "traceback": [message]}]
+    if not plain:
+        return import_nbformat().writes(nb)
+    return json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
 # ------------------------------------------------------------------------ the term
@@ -293,6 +338,101 @@ def _all_flags(result: dict) -> list:
     return result.get("flags", []) + ((result.get("term") or {}).get("flags") or [])
 
 
+# ------------------------------------------------------------------------ the gradebook
+class _Gradebook:
+    """nbgrader's gradebook, in a thread of its own: importing nbgrader (about a second),
+    creating or opening the database and every write happen while the workers grade. Jobs
+    run in order on the thread's one connection: `later` queues one, `now` waits for its
+    answer. A gradebook that cannot be opened stops the run at the next student, in one line."""
+
+    def __init__(self, url: str, assignment: str, source, terms):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="gradebook")
+        self._jobs: list = []
+        self._pending: list[tuple[dict, bool]] = []
+        self._lock = threading.Lock()
+        self._gb = self._opened = None
+        self._closed = False
+        self.opened = self._thread.submit(self._open, url, assignment, source, terms)
+
+    def _open(self, url: str, assignment: str, source, terms) -> None:
+        from .. import gradebook
+
+        self._opened = gradebook.open_gradebook(url)
+        self._gb = self._opened.__enter__()
+        gradebook.ensure_assignment(self._gb, assignment, source, terms.due)
+        if terms.roster:
+            gradebook.add_students(self._gb, terms.roster)
+
+    def _job(self, fn, *args):
+        self.opened.result()
+        return fn(self._gb, *args)
+
+    def check(self) -> None:
+        """Raise now if opening failed (a bad --db URL, say)."""
+        if self.opened.done():
+            self.opened.result()
+
+    def later(self, fn, *args) -> None:
+        self._jobs.append(self._thread.submit(self._job, fn, *args))
+
+    def record_later(self, assignment: str, notebook_name: str, result: dict, fresh: bool) -> None:
+        """Queue a student's scores; the thread writes what has queued up in one transaction."""
+        with self._lock:
+            self._pending.append((result, fresh))
+        self.later(self._drain, assignment, notebook_name)
+
+    def _drain(self, gb, assignment: str, notebook_name: str) -> None:
+        from ..gradebook import record_many
+
+        with self._lock:
+            batch, self._pending = self._pending, []
+        if batch:
+            record_many(gb, assignment, notebook_name, batch)
+
+    def now(self, fn, *args):
+        return self._thread.submit(self._job, fn, *args).result()
+
+    def close(self, quietly: bool = False) -> None:
+        """Wait for every write; raise the first that failed (unless `quietly`: an error is
+        already on its way), then close the connection in its thread."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if not quietly:
+                for job in self._jobs:
+                    job.result()
+        finally:
+            def shut():
+                if self._opened is not None:
+                    self._opened.__exit__(None, None, None)
+                    self._opened = None
+
+            self._thread.submit(shut).result()
+            self._thread.shutdown()
+
+
+def _standings(gb, assignment: str, notebook_name: str, done: dict, by_id: dict, terms) -> tuple[dict, dict]:
+    from ..deadlines import extension_for
+    from ..gradebook import apply_late_policy, standings
+
+    lateness = {}
+    for student in done:
+        entry = terms.roster.get(student) if terms.roster is not None else None
+        lateness[student] = apply_late_policy(
+            gb, assignment, notebook_name, student, by_id[student].submitted_at,
+            extension_for(entry.extension if entry else None, terms.due), terms.policy)
+    return lateness, standings(gb, assignment)
+
+
+def _safe_url(url: str) -> str:
+    from ..gradebook import safe_url
+
+    return safe_url(url)
+
+
 # ------------------------------------------------------------------------ main entry
 def grade(assignment: str, submissions_path: Path, *, workers: int | None = None,
           workspace: Path | None = None, db_url: str | None = None, limits: Limits | None = None,
@@ -301,25 +441,41 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
           roster: Path | None = None, students: list[str] | tuple = (), flagged: bool = False) -> dict:
     """Grade every submission (or, with `students` / `flagged`, only those, leaving everyone
     else's results as they are); returns a summary dict. Raises CourseError for user errors."""
-    from ..feedback import instructor_report, student_feedback
-    from ..gradebook import (add_students, apply_late_policy, ensure_assignment, open_gradebook, record,
-                             safe_url, standings)
-    from .. import term
-
+    phases = _Phases()
+    phases.mark("imported")
     source_path = course.source_notebook(assignment)
-    source = load_source(source_path)
     limits = limits or Limits()
-    ws = Workspace(Path(workspace or course.workspace()), assignment)
-    terms = term.resolve(ws.root, assignment, source.max_score, due=due, late_policy=late_policy,
-                         late_floor=late_floor, roster=roster, db=db_url)
     partial = bool(students) or flagged
     if partial and regrade:
         raise course.CourseError("--regrade grades everyone; --student and --flagged grade only some: use one")
+    n_workers = max(1, workers or os.cpu_count() or 1)
+    # The workers (and their sandboxes) start first: they take longest to warm up.
+    pool = _Pool(n_workers, source_path, limits, unsafe, source_imports(source_path), phases)
+    try:
+        return _grade(pool, phases, assignment, source_path, submissions_path, workspace, db_url, limits,
+                      regrade, partial, unsafe, quiet, due, late_policy, late_floor, roster, students, flagged)
+    finally:
+        pool.close()
+        phases.mark("workers stopped")
+        phases.report()
+
+
+def _grade(pool, phases, assignment, source_path, submissions_path, workspace, db_url, limits,
+           regrade, partial, unsafe, quiet, due, late_policy, late_floor, roster, students, flagged) -> dict:
+    from ..feedback import instructor_report, student_feedback
+    from .. import term
+
+    source = load_source(source_path)
+    ws = Workspace(Path(workspace or course.workspace()), assignment)
+    terms = term.resolve(ws.root, assignment, source.max_score, due=due, late_policy=late_policy,
+                         late_floor=late_floor, roster=roster, db=db_url)
     started = time.time()
     with ws.lock():
         check_sandbox(unsafe)
-        n_workers = max(1, workers or os.cpu_count() or 1)
-        pool = _Pool(n_workers, source_path, limits, unsafe)     # warms up while we collect
+        url = terms.db or ws.default_db_url()
+        notebook_name = source_path.stem
+        book = _Gradebook(url, assignment, source, terms)                # opens while the workers warm up
+        book.opened.add_done_callback(lambda _: phases.mark("gradebook open"))
         try:
             subs = collect(Path(submissions_path), assignment, scratch=ws.root)
             by_id = {s.student: s for s in subs}
@@ -329,8 +485,6 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
                                          f"(ids are the submission folders' names)")
             secret = ws.secret()
             key = ws.resume_key(source_path, limits, secret)
-            url = terms.db or ws.default_db_url()
-            notebook_name = source_path.stem
 
             done: dict[str, dict] = {}        # graded now or reused: their standing is brought up to date
             frozen: dict[str, dict] = {}      # partial regrade, submission changed since: left exactly as they are
@@ -361,47 +515,39 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
                 todo.append((sub.student, assignment, data[sub.student], name, problem,
                              student_salt(secret, assignment, sub.student)))
             slugs = {s.student: s.slug for s in subs}
-            for s in list(pool.workers)[len(todo):]:     # more workers than work
-                pool.workers.remove(s)
-                s.stop(kill=True)
+            phases.mark("submissions read")
+            pool.trim(len(todo))
 
-            with open_gradebook(url) as gb:
-                ensure_assignment(gb, assignment, source, terms.due)
-                if terms.roster:
-                    add_students(gb, terms.roster)
-                for result in done.values():        # reused results: make sure the gradebook has them
-                    record(gb, assignment, notebook_name, result, fresh=False)
+            for result in done.values():        # reused results: make sure the gradebook has them
+                book.record_later(assignment, notebook_name, result, False)
 
-                def finish(result: dict) -> None:
-                    if "abandoned" in result:
-                        result = _abandoned(source, result, assignment)
-                    result["key"] = key
-                    ws.save_result(slugs[result["student"]], result)
-                    record(gb, assignment, notebook_name, result)
-                    done[result["student"]] = result
-                    bar.update(1)
+            def finish(result: dict) -> None:
+                if "abandoned" in result:
+                    result = _abandoned(source, result, assignment)
+                result["key"] = key
+                ws.save_result(slugs[result["student"]], result)
+                book.check()                    # a gradebook that cannot open stops the run here
+                book.record_later(assignment, notebook_name, result, True)
+                done[result["student"]] = result
+                bar.update(1)
 
-                bar = _progress(len(todo), quiet)
-                if todo:
-                    pool.run(todo, finish)
-                bar.close()
+            bar = _progress(len(todo), quiet)
+            if todo:
+                pool.run(todo, finish)
+            bar.close()
+            phases.mark("all graded")
 
-                # after grading: submission times, extensions and late penalties, then each
-                # student's standing as the gradebook has it (manual adjustments included)
-                from ..deadlines import extension_for
-
-                lateness = {}
-                for student in done:
-                    entry = terms.roster.get(student) if terms.roster is not None else None
-                    lateness[student] = apply_late_policy(
-                        gb, assignment, notebook_name, student, by_id[student].submitted_at,
-                        extension_for(entry.extension if entry else None, terms.due), terms.policy)
-                standing = standings(gb, assignment)
-                for student, result in done.items():
-                    result["term"] = _term_block(result, by_id[student], terms, lateness[student],
-                                                 standing.get(student))
+            # after grading: submission times, extensions and late penalties, then each
+            # student's standing as the gradebook has it (manual adjustments included)
+            lateness, standing = book.now(_standings, assignment, notebook_name, done, by_id, terms)
+            for student, result in done.items():
+                result["term"] = _term_block(result, by_id[student], terms, lateness[student],
+                                             standing.get(student))
+            book.close()
+            phases.mark("gradebook written")
         finally:
             pool.close()
+            book.close(quietly=True)
 
         for sub in subs:
             if sub.student not in done:
@@ -409,9 +555,9 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
             result = done[sub.student]
             ws.save_result(sub.slug, result, graded=False)           # unchanged: not written
             ws.write_feedback(sub.slug, student_feedback(result))
-            nb = _autograded(source, result, data.get(sub.student))
-            if nb is not None:
-                ws.write_autograded(sub.slug, notebook_name, nb)
+            text = _autograded(source, result, data.get(sub.student))
+            if text is not None:
+                ws.write_autograded(sub.slug, notebook_name, text)
         submitted = {**frozen, **done}
         missing = sorted(set(terms.roster or ()) - set(by_id))
         rows = {s: submitted[s] for s in submitted}
@@ -422,6 +568,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
         csv_path = ws.write_csv(ordered, [t.grade_id for t in source.tests])
         report = ws.write_report(instructor_report(assignment, graded_rows, missing, ungraded,
                                                    terms.describe() if terms.due else ""))
+        phases.mark("reports written")
     scores = [(r.get("term") or {}).get("score", r["score"]) for r in graded_rows]
     terms_of = [(r.get("term") or {}) for r in graded_rows]
     return {
@@ -429,7 +576,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
         "reused": len(done) - len(todo), "frozen": sorted(frozen), "partial": partial,
         "kept": len(subs) - len(todo) - len(ungraded),
         "seconds": round(time.time() - started, 1),
-        "workers": min(n_workers, len(todo)), "mean": sum(scores) / len(scores) if scores else 0.0,
+        "workers": min(pool.size, len(todo)), "mean": sum(scores) / len(scores) if scores else 0.0,
         "max_score": source.max_score,
         "full_marks": sum(1 for s in scores if s == source.max_score),
         "flagged": sum(1 for r in graded_rows if _all_flags(r)),
@@ -440,7 +587,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
         "regraded": sorted(t[0] for t in todo) if partial else [],
         "deadline": terms.describe(), "roster": len(terms.roster) if terms.roster is not None else None,
         "grades_csv": str(csv_path), "report": str(report),
-        "feedback_dir": str(ws.feedback_dir), "db_url": safe_url(url),
+        "feedback_dir": str(ws.feedback_dir), "db_url": _safe_url(url),
     }
 
 
@@ -451,92 +598,4 @@ def _progress(total: int, quiet: bool):
                 mininterval=0.3, dynamic_ncols=True)
 
 
-# ------------------------------------------------------------------------ command line
-def _names(ids: list[str], most: int = 8) -> str:
-    return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
-
-
-def _cmd_grade(args) -> int:
-    limits = Limits(wall_seconds=args.timeout, cpu_seconds=int(args.timeout),
-                    memory_bytes=args.memory_mb << 20)
-    summary = grade(args.assignment, args.submissions, workers=args.workers, workspace=args.workspace,
-                    db_url=args.db, limits=limits, regrade=args.regrade, unsafe=args.unsafe_no_sandbox,
-                    quiet=args.quiet, due=args.due, late_policy=args.late_policy, late_floor=args.late_floor,
-                    roster=args.roster, students=args.student or (), flagged=args.flagged)
-    if summary["partial"]:
-        print(f"regraded {len(summary['regraded'])} of {summary['students']} submissions of "
-              f"{summary['assignment']} in {summary['seconds']} s ({_names(summary['regraded']) or 'none'}); "
-              f"{summary['kept']} other{'s' if summary['kept'] != 1 else ''} not graded again")
-        if summary["frozen"]:
-            print(f"changed since graded, kept as they were (regrade them with --student): "
-                  f"{_names(summary['frozen'])}")
-    else:
-        print(f"graded {summary['students']} submissions of {summary['assignment']} in {summary['seconds']} s "
-              f"({summary['graded']} graded now with {summary['workers']} workers, {summary['reused']} unchanged "
-              f"since the last run)")
-    print(f"mean score {summary['mean']:.2f} / {summary['max_score']:g}; {summary['full_marks']} with full "
-          f"marks; {summary['flagged']} flagged")
-    print(f"deadline: {summary['deadline']}" + (f"; late: {_names(summary['late'])}" if summary["late"] else ""))
-    if summary["roster"] is not None:
-        print(f"roster:   {summary['roster']} students; missing: {_names(summary['missing']) or 'none'}; "
-              f"not on the roster: {_names(summary['not_on_roster']) or 'none'}")
-    if summary["ungraded"]:
-        print(f"not graded yet (not selected): {_names(summary['ungraded'])}")
-    print(f"grades:   {summary['grades_csv']}")
-    print(f"report:   {summary['report']}")
-    print(f"feedback: {summary['feedback_dir']}/STUDENT/{summary['assignment']}/feedback.html")
-    print(f"gradebook: {summary['db_url']} (nbgrader export works on it)")
-    return 0
-
-
-def add_grade_parser(sub) -> None:
-    p = sub.add_parser(
-        "grade", help="grade every student's notebook for an assignment (sandboxed, in parallel)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Grade every submission of ASSIGNMENT found in SUBMISSIONS: run each student's "
-                    "notebook in its own sandbox (no network, no view of solutions, hidden tests, the "
-                    "gradebook or other students), run the instructor's visible and hidden tests in "
-                    "this process against the results, and write scores to the nbgrader gradebook, "
-                    "grades.csv, one feedback page per student and an instructor report.",
-        epilog="SUBMISSIONS is a folder with one sub-folder per student id holding that student's "
-               "notebook (any file name), or a .zip of such folders as downloaded from an LMS.\n"
-               "A run that is interrupted can simply be started again: students already graded are "
-               "not graded twice.\n\nexamples:\n  autograder grade 02_similarity submissions/ --workers 2\n"
-               "  autograder grade 02_similarity lms.zip --due 2025-03-14T23:59+01:00 --late-policy per-day:10 "
-               "--roster roster.csv\n  autograder grade 02_similarity lms.zip --student alice   "
-               "# regrade one student")
-    p.add_argument("assignment", help="the assignment name, e.g. 02_similarity (a folder of solutions/)")
-    p.add_argument("submissions", type=Path, help="folder of student folders, or a .zip of them")
-    p.add_argument("--workers", type=int, default=None, help="parallel workers (default: one per core)")
-    p.add_argument("--workspace", type=Path, default=None,
-                   help="where results, feedback, reports and the default gradebook go "
-                        "(default: grading/ in the course, or $AUTOGRADER_WORKSPACE)")
-    p.add_argument("--db", default=None, metavar="URL",
-                   help="gradebook database URL, any that nbgrader accepts "
-                        "(default: sqlite:///WORKSPACE/gradebook.db)")
-    p.add_argument("--timeout", type=float, default=60.0,
-                   help="seconds one notebook may take, its cells and all its tests (default: 60)")
-    p.add_argument("--memory-mb", type=int, default=3072, help="memory limit per notebook in MiB (default: 3072)")
-    p.add_argument("--regrade", action="store_true", help="grade every student again, even if unchanged")
-    p.add_argument("--student", action="append", metavar="ID",
-                   help="regrade only this student (repeatable); everyone else's results stay as they are")
-    p.add_argument("--flagged", action="store_true",
-                   help="regrade only the students whose result is flagged; everyone else's stay as they are")
-    t = p.add_argument_group("the term (defaults from WORKSPACE/term.toml, see autograder/README.md)")
-    t.add_argument("--due", metavar="ISO-DATETIME",
-                   help="the deadline, e.g. 2025-03-14T23:59 (this machine's local time) or 2025-03-14T23:59+01:00")
-    t.add_argument("--late-policy", metavar="POLICY",
-                   help="none (default), zero, per-hour:P or per-day:P: P percent of the maximum score "
-                        "deducted per started hour or day late")
-    t.add_argument("--late-floor", metavar="PERCENT",
-                   help="per-hour and per-day: a deduction never takes a score below this percent of the maximum")
-    t.add_argument("--roster", type=Path, metavar="FILE",
-                   help="CSV with a header id,name,email,extension: every student on it gets a row "
-                        "(missing when nothing was submitted); ids not on it are graded and flagged")
-    p.add_argument("--unsafe-no-sandbox", action="store_true",
-                   help="run student code without bubblewrap isolation (trusted notebooks only)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_grade)
-
-
-__all__ = ["grade", "add_grade_parser"]
+__all__ = ["grade", "check_sandbox"]

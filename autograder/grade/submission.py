@@ -6,13 +6,13 @@ gets plain data back; every comparison, and so every point, is decided here.
 """
 from __future__ import annotations
 
-import hashlib
 import time
 from pathlib import Path
 
 import numpy as np
 
 from .. import testing
+from . import digest
 from ..flags import Flag, add, exception_name, flag
 from ..notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, is_test_cell,
                        nbgrader_meta, parse_notebook, strip_hidden)
@@ -81,10 +81,6 @@ class RemoteFunction:
         return reply["result"]
 
 
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def integrity_flags(source: SourceNotebook, nb) -> list[Flag]:
     """What the student changed that they were not meant to (the originals are used anyway)."""
     flags = []
@@ -99,12 +95,6 @@ def integrity_flags(source: SourceNotebook, nb) -> list[Flag]:
         if gid not in submitted:
             flags.append(flag("answer-missing", grade_id=gid))
     return flags
-
-
-def student_salt(secret: str, assignment: str, student: str) -> str:
-    """The inputs' seed for one student: a leaked input is worth nothing to a classmate, and
-    grading the same student again draws the same inputs."""
-    return hashlib.sha256(f"{secret}\x00{assignment}\x00{student}".encode()).hexdigest()
 
 
 def _zero(source: SourceNotebook, message: str) -> list[TestResult]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -29,6 +30,11 @@ from ..testcells import StudentError, SubmissionBroken
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent     # the autograder package, bound read-only
 SANDBOX_SCRATCH = "/scratch"      # the only writable place inside the sandbox (besides /dev/shm)
+
+
+# What a zygote may import before it forks: module names only (they come from the
+# instructor's notebook, and end up in a command line).
+WARMABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 class SandboxUnavailable(Exception):
@@ -139,7 +145,7 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def _bwrap_command(python: str, privileged: bool, control_fd: int) -> list[str]:
+def _bwrap_command(python: str, privileged: bool, control_fd: int, warm: str) -> list[str]:
     prefix, base = Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()
     # The interpreter by a path inside the binds: a venv reached through a symlink (a git
     # worktree sharing one) would otherwise name a path the sandbox does not have.
@@ -185,15 +191,17 @@ def _bwrap_command(python: str, privileged: bool, control_fd: int) -> list[str]:
             "--setenv", "PATH", f"{prefix}/bin:/usr/bin:/bin",
             python, "-I", "-c",
             "import sys; sys.path.insert(0, '/opt/autograder'); "
-            f"from autograder.sandbox.server import zygote; zygote({control_fd})"]
+            f"from autograder.sandbox.server import zygote; zygote({control_fd}, warm={warm!r})"]
     return cmd
 
 
 class Sandbox:
     """One warm sandbox, used by one grading worker for one submission at a time."""
 
-    def __init__(self, slot: int = 0, limits: Limits | None = None, unsafe: bool = False):
+    def __init__(self, slot: int = 0, limits: Limits | None = None, unsafe: bool = False,
+                 warm: tuple[str, ...] = ("numpy", "torch")):
         self.slot, self.limits, self.unsafe = slot, limits or Limits(), unsafe
+        self.warm = tuple(m for m in warm if WARMABLE.fullmatch(m))
         self.proc: subprocess.Popen | None = None
         self.control: socket.socket | None = None
         self.starts = 0
@@ -202,9 +210,16 @@ class Sandbox:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the sandbox's zygote without waiting for it to warm up (`wait_ready`): the
+        caller does its own imports meanwhile, on the other core."""
         privileged = os.geteuid() == 0
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         python = str(Path(sys.executable))
+        warm = ",".join(self.warm)
         if self.unsafe:
             env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PACKAGE_DIR.parent), "AUTOGRADER_SANDBOX": "1",
                    "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg", "HOME": os.environ.get("HOME", "/tmp")}
@@ -213,11 +228,11 @@ class Sandbox:
             self.scratch = tempfile.mkdtemp(prefix="autograder-unsafe-")
             os.chmod(self.scratch, 0o711)   # the child runs as another uid when we are root
             cmd = [python, "-c", "from autograder.sandbox.server import zygote; "
-                                 f"zygote({theirs.fileno()}, {self.scratch!r})"]
+                                 f"zygote({theirs.fileno()}, {self.scratch!r}, {warm!r})"]
         else:
             if not bwrap_path():
                 raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
-            env, cmd = None, _bwrap_command(python, privileged, theirs.fileno())
+            env, cmd = None, _bwrap_command(python, privileged, theirs.fileno(), warm)
         if self.cgroup is None and not self.unsafe:
             self.cgroup = _Cgroup(f"autograder-{os.getpid()}-{self.slot}",
                                   self.limits.memory_bytes + (1 << 30), self.limits.processes + 32)
@@ -228,6 +243,8 @@ class Sandbox:
         theirs.close()
         self.control = ours
         self.starts += 1
+
+    def wait_ready(self) -> None:
         try:
             header, _ = self._recv_control(timeout=120)
         except Exception as exc:

@@ -32,15 +32,29 @@ def _workdir() -> str:
     return os.path.join(SCRATCH["root"], "work")
 
 
-def _warm_imports() -> None:
+def _warm_imports(warm: str = "") -> None:
+    """Import, once and before any fork, what every submission's process needs (NumPy,
+    IPython's shell) and what the assignment's notebook imports (`warm`, comma-separated
+    module names, e.g. torch): each child starts with them loaded. A module that is not
+    installed is left to fail in the student's own cell, as it would in Jupyter."""
+    import importlib
+
     os.environ.setdefault("MPLBACKEND", "Agg")
     import numpy  # noqa: F401
-    import torch
-
-    torch.set_num_threads(1)
-    import matplotlib  # noqa: F401
-    import matplotlib.pyplot  # noqa: F401
     from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
+
+    for name in filter(None, warm.split(",")):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 (a missing module is the student's cell's error, later)
+            continue
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    # The IPython shell each submission's cells run in, built once (no thread, no history
+    # file): every child gets its own copy when it is forked, with an empty namespace.
+    from autograder.sandbox.child import _shell
+
+    _shell().run_cell("pass", store_history=False, silent=True)
 
 
 def _isolate(scratch_bytes: int) -> None:
@@ -209,11 +223,11 @@ def _prepare_child(request: dict, uid: int | None) -> None:
     sys.stderr = open(2, "w", buffering=1, closefd=False)
 
 
-def zygote(control_fd: int, scratch: str | None = None) -> None:
+def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch") -> None:
     if scratch is not None:
         SCRATCH.update(root=scratch, sandboxed=False)
     control = socket.socket(fileno=control_fd)
-    _warm_imports()
+    _warm_imports(warm)
     # Inside bubblewrap as root: hand each submission its own unprivileged uid. In unsafe
     # mode there is no isolation to preserve, and the caller's uid is kept.
     privileged = os.geteuid() == 0 and SCRATCH["sandboxed"]

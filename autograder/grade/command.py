@@ -1,0 +1,99 @@
+"""`autograder grade`'s command line: its arguments, and what it prints. Imports the
+grading machinery only when the command runs (`autograder --help` stays instant)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _names(ids: list[str], most: int = 8) -> str:
+    return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+def _cmd_grade(args) -> int:
+    from ..sandbox.host import Limits
+    from .run import grade
+
+    limits = Limits(wall_seconds=args.timeout, cpu_seconds=int(args.timeout),
+                    memory_bytes=args.memory_mb << 20)
+    summary = grade(args.assignment, args.submissions, workers=args.workers, workspace=args.workspace,
+                    db_url=args.db, limits=limits, regrade=args.regrade, unsafe=args.unsafe_no_sandbox,
+                    quiet=args.quiet, due=args.due, late_policy=args.late_policy, late_floor=args.late_floor,
+                    roster=args.roster, students=args.student or (), flagged=args.flagged)
+    if summary["partial"]:
+        print(f"regraded {len(summary['regraded'])} of {summary['students']} submissions of "
+              f"{summary['assignment']} in {summary['seconds']} s ({_names(summary['regraded']) or 'none'}); "
+              f"{summary['kept']} other{'s' if summary['kept'] != 1 else ''} not graded again")
+        if summary["frozen"]:
+            print(f"changed since graded, kept as they were (regrade them with --student): "
+                  f"{_names(summary['frozen'])}")
+    else:
+        print(f"graded {summary['students']} submissions of {summary['assignment']} in {summary['seconds']} s "
+              f"({summary['graded']} graded now with {summary['workers']} workers, {summary['reused']} unchanged "
+              f"since the last run)")
+    print(f"mean score {summary['mean']:.2f} / {summary['max_score']:g}; {summary['full_marks']} with full "
+          f"marks; {summary['flagged']} flagged")
+    print(f"deadline: {summary['deadline']}" + (f"; late: {_names(summary['late'])}" if summary["late"] else ""))
+    if summary["roster"] is not None:
+        print(f"roster:   {summary['roster']} students; missing: {_names(summary['missing']) or 'none'}; "
+              f"not on the roster: {_names(summary['not_on_roster']) or 'none'}")
+    if summary["ungraded"]:
+        print(f"not graded yet (not selected): {_names(summary['ungraded'])}")
+    print(f"grades:   {summary['grades_csv']}")
+    print(f"report:   {summary['report']}")
+    print(f"feedback: {summary['feedback_dir']}/STUDENT/{summary['assignment']}/feedback.html")
+    print(f"gradebook: {summary['db_url']} (nbgrader export works on it)")
+    return 0
+
+
+def add_grade_parser(sub) -> None:
+    p = sub.add_parser(
+        "grade", help="grade every student's notebook for an assignment (sandboxed, in parallel)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Grade every submission of ASSIGNMENT found in SUBMISSIONS: run each student's "
+                    "notebook in its own sandbox (no network, no view of solutions, hidden tests, the "
+                    "gradebook or other students), run the instructor's visible and hidden tests in "
+                    "this process against the results, and write scores to the nbgrader gradebook, "
+                    "grades.csv, one feedback page per student and an instructor report.",
+        epilog="SUBMISSIONS is a folder with one sub-folder per student id holding that student's "
+               "notebook (any file name), or a .zip of such folders as downloaded from an LMS.\n"
+               "A run that is interrupted can simply be started again: students already graded are "
+               "not graded twice.\n\nexamples:\n  autograder grade 02_similarity submissions/ --workers 2\n"
+               "  autograder grade 02_similarity lms.zip --due 2025-03-14T23:59+01:00 --late-policy per-day:10 "
+               "--roster roster.csv\n  autograder grade 02_similarity lms.zip --student alice   "
+               "# regrade one student")
+    p.add_argument("assignment", help="the assignment name, e.g. 02_similarity (a folder of solutions/)")
+    p.add_argument("submissions", type=Path, help="folder of student folders, or a .zip of them")
+    p.add_argument("--workers", type=int, default=None, help="parallel workers (default: one per core)")
+    p.add_argument("--workspace", type=Path, default=None,
+                   help="where results, feedback, reports and the default gradebook go "
+                        "(default: grading/ in the course, or $AUTOGRADER_WORKSPACE)")
+    p.add_argument("--db", default=None, metavar="URL",
+                   help="gradebook database URL, any that nbgrader accepts "
+                        "(default: sqlite:///WORKSPACE/gradebook.db)")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds one notebook may take, its cells and all its tests (default: 60)")
+    p.add_argument("--memory-mb", type=int, default=3072, help="memory limit per notebook in MiB (default: 3072)")
+    p.add_argument("--regrade", action="store_true", help="grade every student again, even if unchanged")
+    p.add_argument("--student", action="append", metavar="ID",
+                   help="regrade only this student (repeatable); everyone else's results stay as they are")
+    p.add_argument("--flagged", action="store_true",
+                   help="regrade only the students whose result is flagged; everyone else's stay as they are")
+    t = p.add_argument_group("the term (defaults from WORKSPACE/term.toml, see autograder/README.md)")
+    t.add_argument("--due", metavar="ISO-DATETIME",
+                   help="the deadline, e.g. 2025-03-14T23:59 (this machine's local time) or 2025-03-14T23:59+01:00")
+    t.add_argument("--late-policy", metavar="POLICY",
+                   help="none (default), zero, per-hour:P or per-day:P: P percent of the maximum score "
+                        "deducted per started hour or day late")
+    t.add_argument("--late-floor", metavar="PERCENT",
+                   help="per-hour and per-day: a deduction never takes a score below this percent of the maximum")
+    t.add_argument("--roster", type=Path, metavar="FILE",
+                   help="CSV with a header id,name,email,extension: every student on it gets a row "
+                        "(missing when nothing was submitted); ids not on it are graded and flagged")
+    p.add_argument("--unsafe-no-sandbox", action="store_true",
+                   help="run student code without bubblewrap isolation (trusted notebooks only)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_grade)
+
+
+__all__ = ["add_grade_parser"]

@@ -1,0 +1,79 @@
+"""A grading worker: one warm sandbox, one submission at a time, until told to stop.
+
+Imported once by the server that forks the workers (`run._Pool`), with the assignment's own
+modules: a new worker starts with NumPy, torch and the grading code already loaded. It
+starts its sandbox first, then finishes its own imports while the sandbox's zygote warms
+up on the other core.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numpy  # noqa: F401  (the tests' inputs and comparisons)
+
+from ..flags import flag
+from ..notebook import import_nbformat, load_source
+from ..sandbox.host import WARMABLE, Limits, Sandbox, SandboxUnavailable
+from ..testcells import _transformer
+from .submission import grade_submission
+
+import_nbformat()          # every submission is parsed here
+_transformer()             # and its tests compiled as IPython would
+
+
+def main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
+    """The parent may close its end at any time (a user error found while the workers warm
+    up, say): then the worker ends quietly."""
+    try:
+        _serve(conn, slot, source_path, limits, unsafe)
+    except (EOFError, OSError, KeyboardInterrupt):
+        pass
+
+
+def _warm(modules: tuple[str, ...]) -> None:
+    """What the assignment's test cells import, imported here before the first student."""
+    for name in modules:
+        if WARMABLE.fullmatch(name):
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 (a test cell that needs it reports the error itself)
+                continue
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
+    source = load_source(source_path)
+    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe, warm=source.imports)
+    try:
+        box.launch()
+        _warm(source.imports)
+        box.wait_ready()
+    except SandboxUnavailable as exc:
+        box.close()
+        try:
+            conn.send(("unavailable", str(exc)))
+        except OSError:
+            pass
+        return
+    try:
+        conn.send(("ready", None))
+        while True:
+            task = conn.recv()
+            if task is None:
+                return
+            student, assignment, data, name, problem, salt = task
+            try:
+                result = grade_submission(source, student, assignment, data, name, box, salt, problem)
+            except SandboxUnavailable as exc:
+                conn.send(("unavailable", str(exc)))
+                return
+            except Exception as exc:  # noqa: BLE001 (one submission must never stop the class's grading)
+                box.kill()
+                detail = f"{type(exc).__name__} in the grader"
+                result = grade_submission(source, student, assignment, None, None, box, salt,
+                                          flag("internal", detail=detail))
+            conn.send(("result", result))
+    finally:
+        box.close()

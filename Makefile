@@ -71,7 +71,7 @@ postgresql:
 # Both cores: the independent tests spread over two workers; files whose tests share one
 # expensive fixture (the book build, the adversarial class) run whole on one worker.
 test: $(STAMP) sandbox browser mathjax postgresql
-	$(BIN)/python -m pytest tests -n 2 --dist loadgroup
+	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15
 
 exercises: $(STAMP)
 	$(BIN)/python -m autograder release --all

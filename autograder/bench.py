@@ -1,10 +1,20 @@
-"""`make bench-grading`: `autograder grade` against stock `nbgrader autograde`, same machine, same run.
+"""`make bench-grading`: what `autograder grade` costs, and how it compares with stock nbgrader.
 
-Forty synthetic submissions of 02_similarity (a third right, a third wrong, a third half
-right; its tests import torch) are graded twice from scratch: by `autograder grade` with
-the sandbox and every check on (default workers: one per core), and by stock, sequential
-`nbgrader autograde`. Prints both wall times and their ratio, and checks that both graders
-agree on every score. A benchmark, not a test: it reports, it does not fail on slowness.
+Synthetic submissions of 02_similarity (a third right, a third wrong, a third half right;
+its tests import torch), all measured in one run on this machine:
+
+1. `autograder grade` (sandbox and every check on, one worker per core, a fresh workspace
+   each time) on classes of 10, 40, 100 and 200: the least-squares line through the wall
+   times splits a run into its fixed cost (starting, opening the gradebook, writing the
+   reports) and its marginal cost per submission; the 10-student run also prints when each
+   phase ended (`AUTOGRADER_PHASES`).
+2. Stock, sequential `nbgrader autograde` on the same 40; the ratio of the two 40-runs; and
+   whether both graders agree on every score.
+3. The commands people type: `autograder --help`, and a student's `autograder check` of one
+   notebook (median of three).
+
+A benchmark, not a test: it reports, it does not fail on slowness (it fails when the two
+graders disagree).
 """
 from __future__ import annotations
 
@@ -13,20 +23,23 @@ import csv
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import nbformat
-
 from .course import ROOT, nbgrader_env
 
 A = "02_similarity"
+SIZES = (10, 40, 100, 200)
 
 
 def make_submissions(folder: Path, n: int) -> dict[str, str]:
+    from .notebook import import_nbformat
+
+    nbformat = import_nbformat()
     source = nbformat.read(str(ROOT / "solutions" / A / f"{A}.ipynb"), as_version=4)
     kinds = {}
     for i in range(n):
@@ -39,37 +52,81 @@ def make_submissions(folder: Path, n: int) -> dict[str, str]:
             if kind == "wrong" or (kind == "half" and meta["grade_id"] == "softmax"):
                 cell.source = re.sub(r"### BEGIN SOLUTION.*?### END SOLUTION", "return np.zeros(1)  # a wrong answer",
                                      cell.source, flags=re.S)
-        student = f"student{i:02d}"
+        student = f"student{i:03d}"
         (folder / student).mkdir(parents=True)
         nbformat.write(nb, str(folder / student / f"{A}.ipynb"))
         kinds[student] = kind
     return kinds
 
 
-def run(cmd, env=None) -> float:
+def run(cmd, env=None, ok=(0,)) -> tuple[float, subprocess.CompletedProcess]:
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        sys.exit(f"bench: {' '.join(cmd[:4])} failed:\n{proc.stderr[-2000:]}")
-    return elapsed
+    if proc.returncode not in ok:
+        sys.exit(f"bench: {' '.join(map(str, cmd[:4]))} failed:\n{proc.stderr[-2000:]}")
+    return elapsed, proc
+
+
+def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """Least squares: wall time = fixed + marginal * n."""
+    ns, ts = [p[0] for p in points], [p[1] for p in points]
+    n_mean, t_mean = statistics.fmean(ns), statistics.fmean(ts)
+    marginal = (sum((n - n_mean) * (t - t_mean) for n, t in points)
+                / sum((n - n_mean) ** 2 for n in ns))
+    return t_mean - marginal * n_mean, marginal
+
+
+def grade_class(tmp: Path, n: int, phases: bool = False) -> tuple[float, Path, str]:
+    subs = tmp / f"class{n}"
+    if not subs.exists():
+        make_submissions(subs, n)
+    ws = tmp / f"ours{n}"
+    env = dict(os.environ, AUTOGRADER_PHASES="1") if phases else None
+    seconds, proc = run([sys.executable, "-m", "autograder", "grade", A, str(subs), "--workspace", str(ws),
+                         "--quiet"], env)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("phases:")]
+    return seconds, ws, lines[0] if lines else ""
+
+
+def command_times(tmp: Path) -> dict[str, float]:
+    notebook = tmp / "class10" / "student000" / f"{A}.ipynb"      # a right answer
+    times = {}
+    for label, cmd, ok in (("autograder --help", [sys.executable, "-m", "autograder", "--help"], (0,)),
+                           ("autograder check (one notebook)", [sys.executable, "-m", "autograder", "check",
+                                                                 str(notebook)], (0,))):
+        times[label] = statistics.median(run(cmd, ok=ok)[0] for _ in range(3))
+    return times
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.bench", description=__doc__.splitlines()[0])
-    parser.add_argument("-n", type=int, default=40, help="number of submissions (default: 40)")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                        help=f"class sizes for the fixed/marginal fit (default: {','.join(map(str, SIZES))})")
+    parser.add_argument("--no-stock", action="store_true", help="skip stock nbgrader (it takes minutes)")
     args = parser.parse_args(argv)
+    sizes = sorted({int(s) for s in args.sizes.split(",")} | {40})
     tmp = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     try:
-        subs = tmp / "submissions"
-        make_submissions(subs, args.n)
-        print(f"{args.n} submissions of {A} (right/wrong/half-right), {os.cpu_count()} cores", flush=True)
+        print(f"{A}: synthetic classes (right/wrong/half-right), {os.cpu_count()} cores, one run", flush=True)
+        points = []
+        for n in sizes:
+            seconds, _, phases = grade_class(tmp, n, phases=(n == sizes[0]))
+            points.append((n, seconds))
+            print(f"  autograder grade, {n:4d} submissions: {seconds:6.2f} s", flush=True)
+            if phases:
+                print(f"    {phases}", flush=True)
+        fixed, marginal = fit(points)
+        ours40 = dict(points)[40]
+        print(f"fixed cost {fixed:.2f} s; marginal cost {marginal:.3f} s per submission "
+              f"(least squares over {len(points)} class sizes)", flush=True)
 
-        ours = run([sys.executable, "-m", "autograder", "grade", A, str(subs), "--workspace", str(tmp / "ours"),
-                    "--quiet"])
-        print(f"autograder grade (sandboxed, parallel): {ours:7.1f} s", flush=True)
+        for label, seconds in command_times(tmp).items():
+            print(f"  {label}: {seconds:.2f} s (median of 3)", flush=True)
 
-        ws = tmp / "stock"
+        if args.no_stock:
+            return 0
+        subs, ws = tmp / "class40", tmp / "stock"
         env = nbgrader_env({"AUTOGRADER_WORKSPACE": str(ws)})
         for student in sorted(os.listdir(subs)):
             target = ws / "submitted" / student / A
@@ -77,14 +134,14 @@ def main(argv=None) -> int:
             shutil.copy(subs / student / f"{A}.ipynb", target / f"{A}.ipynb")
         run([sys.executable, "-m", "nbgrader", "generate_assignment", A, "--force",
              f"--CourseDirectory.release_directory={tmp / 'release'}"], env)   # setup, not timed
-        stock = run([sys.executable, "-m", "nbgrader", "autograde", A, "--create"], env)
-        print(f"nbgrader autograde (stock, sequential): {stock:7.1f} s", flush=True)
-        print(f"speed-up: {stock / ours:.1f}x ({stock / args.n:.2f} s vs {ours / args.n:.2f} s per submission)")
+        stock, _ = run([sys.executable, "-m", "nbgrader", "autograde", A, "--create"], env)
+        print(f"  nbgrader autograde (stock, sequential), 40 submissions: {stock:6.1f} s", flush=True)
+        print(f"speed-up on 40: {stock / ours40:.1f}x ({stock / 40:.2f} s vs {ours40 / 40:.3f} s per submission)")
 
         run([sys.executable, "-m", "nbgrader", "export", "--to", str(tmp / "stock.csv")], env)
         theirs = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(tmp / "stock.csv"))}
         mine = {r["student"]: float(r["score"]) for r in
-                csv.DictReader(open(tmp / "ours" / "reports" / A / "grades.csv"))}
+                csv.DictReader(open(tmp / "ours40" / "reports" / A / "grades.csv"))}
         same = sum(1 for s in mine if mine[s] == theirs.get(s))
         print(f"scores agree for {same} of {len(mine)} submissions")
         return 0 if same == len(mine) else 1

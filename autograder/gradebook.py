@@ -154,18 +154,13 @@ def _submission(gb: Gradebook, assignment: str, student: str):
             return gb.add_submission(assignment, student), True
 
 
-def record(gb: Gradebook, assignment: str, notebook: str, result: dict, *, fresh: bool = True) -> None:
-    """Write one student's per-test scores; idempotent. Manual scores, comments and extra
-    credit an instructor entered in formgrader are kept (nbgrader's own autograde keeps them
-    too); the notebook's `flagged` mark is set when the student was graded now (`fresh`), so
-    an instructor's own mark survives runs that only reuse results."""
-    record_many(gb, assignment, notebook, [(result, fresh)])
-
-
 def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tuple[dict, bool]]) -> None:
-    """`record` for several students in one transaction: a run writes at once the results
-    that arrived since its last write (a commit is a disk flush; one per student would make
-    the gradebook slower than the grading)."""
+    """Write students' per-test scores, [(result, fresh)], in one transaction: a run writes at
+    once the results that arrived since its last write (a commit is a disk flush; one per
+    student would make the gradebook slower than the grading). Idempotent. Manual scores,
+    comments and extra credit an instructor entered in formgrader are kept (nbgrader's own
+    autograde keeps them too); the notebook's `flagged` mark is set when the student was
+    graded now (`fresh`), so an instructor's own mark survives runs that only reuse results."""
 
     def write():
         for result, fresh in results:

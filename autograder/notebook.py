@@ -191,9 +191,9 @@ def read_notebook(path: str | Path):
     return parse_notebook(read_regular_file(path), path.name)
 
 
-def parse_notebook(raw: bytes, name: str = "notebook"):
-    """Parse and validate notebook bytes, in bounded time and memory; any problem becomes
-    one NotebookError line (never a RecursionError or a crash of the caller)."""
+def load_json_notebook(raw: bytes, name: str = "notebook") -> dict:
+    """Notebook bytes as plain JSON with a list of cells, in bounded time and memory, not
+    validated; any problem becomes one NotebookError line (never a RecursionError)."""
     if len(raw) > MAX_NOTEBOOK_BYTES:
         raise NotebookError(f"{name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
     try:
@@ -209,9 +209,16 @@ def parse_notebook(raw: bytes, name: str = "notebook"):
     except (json.JSONDecodeError, ValueError, RecursionError) as exc:   # ValueError: 5,000-digit numbers
         reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise NotebookError(f"{name} is not a notebook (invalid JSON: {reason})") from None
-    path = Path(name)
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise NotebookError(f"{path.name} is not a notebook (no list of cells)")
+        raise NotebookError(f"{Path(name).name} is not a notebook (no list of cells)")
+    return data
+
+
+def parse_notebook(raw: bytes, name: str = "notebook"):
+    """Parse and validate notebook bytes, in bounded time and memory; any problem becomes
+    one NotebookError line (never a RecursionError or a crash of the caller)."""
+    data = load_json_notebook(raw, name)
+    path = Path(name)
     try:
         nb = import_nbformat().reads(json.dumps(data), as_version=4)
     except Exception as exc:  # nbformat raises several types for broken notebooks

@@ -26,7 +26,7 @@ from .. import course
 from ..flags import Flag, flag
 from . import digest, student_salt
 from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, read_regular_file, source_imports
-from ..sandbox.host import WARMABLE, Limits, bwrap_path, remove_stale_cgroups
+from ..sandbox.host import Limits, bwrap_path, remove_stale_cgroups
 from ..submissions import Submission, collect
 from ..workspace import Workspace
 
@@ -107,7 +107,7 @@ class _Pool:
         # the grading code and the modules the assignment's cells import. A fresh
         # interpreter per worker (spawn) would import torch once per worker.
         self.ctx = mp.get_context("forkserver")
-        self.ctx.set_forkserver_preload(["autograder.grade.worker", *(m for m in warm if WARMABLE.fullmatch(m))])
+        self.ctx.set_forkserver_preload(["autograder.grade.worker", *warm])
         self.source_path, self.limits, self.unsafe = source_path, limits, unsafe
         self.phases = phases or _Phases()
         self.next_slot, self.size, self.closed = 0, n, False
@@ -249,19 +249,15 @@ def _autograded(source, result: dict, data: bytes | None) -> str | None:
     it); any other version goes through nbformat, which converts it."""
     import json
 
-    from ..notebook import MAX_JSON_DEPTH, import_nbformat
-    from ..sandbox.protocol import json_nesting
+    from ..notebook import import_nbformat, load_json_notebook
 
     if data is None or any(f.get("code") == "corrupt" for f in result.get("flags", [])):
         return None
-    nb = None
-    if json_nesting(data) <= MAX_JSON_DEPTH:
-        try:
-            nb = json.loads(data)
-        except (ValueError, RecursionError):
-            nb = None
-    plain = (isinstance(nb, dict) and nb.get("nbformat") == 4 and isinstance(nb.get("cells"), list)
-             and all(isinstance(c, dict) for c in nb["cells"]))
+    try:
+        nb = load_json_notebook(data, result.get("notebook") or "notebook")
+    except NotebookError:
+        return None
+    plain = nb.get("nbformat") == 4 and all(isinstance(c, dict) for c in nb["cells"])
     if not plain:
         try:
             nb = parse_notebook(data, result.get("notebook") or "notebook")

@@ -14,7 +14,7 @@ import numpy  # noqa: F401  (the tests' inputs and comparisons)
 
 from ..flags import flag
 from ..notebook import import_nbformat, load_source
-from ..sandbox.host import WARMABLE, Limits, Sandbox, SandboxUnavailable
+from ..sandbox.host import Limits, Sandbox, SandboxUnavailable
 from ..testcells import _transformer
 from .submission import grade_submission
 
@@ -34,11 +34,10 @@ def main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> Non
 def _warm(modules: tuple[str, ...]) -> None:
     """What the assignment's test cells import, imported here before the first student."""
     for name in modules:
-        if WARMABLE.fullmatch(name):
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 (a test cell that needs it reports the error itself)
-                continue
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 (a test cell that needs it reports the error itself)
+            continue
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
 

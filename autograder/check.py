@@ -26,11 +26,12 @@ from .notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_r
 from .testcells import TestResult, compile_cell, run_test_cells
 
 
-def check_notebook(source_path: str | Path, submission_path: str | Path | None = None,
+def check_notebook(source_path: str | Path | SourceNotebook, submission_path: str | Path | None = None,
                    extra_code: str | None = None, quiet: bool = True) -> list[TestResult]:
     """Run the answer cells (of `submission_path`, or of the source itself), then
-    `extra_code` (e.g. a replacement implementation), then every test cell."""
-    source = load_source(source_path)
+    `extra_code` (e.g. a replacement implementation), then every test cell. The source may
+    be given loaded (`load_source`), to check many implementations against one notebook."""
+    source = source_path if isinstance(source_path, SourceNotebook) else load_source(source_path)
     nb = read_notebook(submission_path) if submission_path else source.nb
     namespace: dict = {"__name__": "__main__"}
     sink = io.StringIO()

@@ -25,9 +25,9 @@ def _cmd_release(args) -> int:
     names = course.assignments() if args.all else args.assignments
     if not names:
         raise course.CourseError("name an assignment, or pass --all")
-    for name in names:
-        out = course.release(name)
-        print(f"released {name} -> {out.relative_to(course.ROOT)}")
+    for name, out in course.release(names, args.to):
+        print(f"released {name} -> {out.relative_to(course.ROOT) if out.is_relative_to(course.ROOT) else out}",
+              flush=True)
     return 0
 
 
@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "notebooks in solutions/ with nbgrader generate_assignment.")
     p.add_argument("assignments", nargs="*", help="assignment names such as 02_similarity")
     p.add_argument("--all", action="store_true", help="every assignment in solutions/")
+    p.add_argument("--to", type=Path, metavar="FOLDER", help="write there instead of exercises/ (to compare)")
     p.set_defaults(func=_cmd_release)
 
     p = sub.add_parser("check", help="check your exercise notebook: its visible tests, as grading runs them",

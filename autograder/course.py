@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -40,20 +39,25 @@ def nbgrader_env(extra: dict | None = None) -> dict:
     return env
 
 
-def nbgrader(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=ROOT,
-                          env=nbgrader_env(env), capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        raise CourseError(f"nbgrader {args[0]} failed:\n  " + "\n  ".join(tail))
-    return proc
+def release(assignments: list[str], release_dir: Path | None = None):
+    """Generate the student notebooks of each assignment (nbgrader's generate_assignment, with
+    the course's configuration), all in this process: nbgrader is imported once, not once per
+    assignment. Yields (assignment, folder written) as each is done."""
+    for name in assignments:
+        source_notebook(name)
+    from traitlets.config.loader import PyFileConfigLoader
 
+    from . import gradebook  # noqa: F401  (alembic on PATH, nbgrader's API without the URI grammars)
+    from nbgrader.apps import NbGraderAPI
 
-def release(assignment: str, release_dir: Path | None = None) -> Path:
-    """Generate the student notebook(s) of `assignment` (nbgrader generate_assignment)."""
-    source_notebook(assignment)
-    args = ["generate_assignment", assignment, "--force"]
+    os.environ.update(nbgrader_env())
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config()
     if release_dir is not None:
-        args.append(f"--CourseDirectory.release_directory={release_dir}")
-    nbgrader(*args)
-    return (release_dir or ROOT / "exercises") / assignment
+        config.CourseDirectory.release_directory = str(release_dir)
+    api = NbGraderAPI(config=config)
+    for name in assignments:
+        outcome = api.generate_assignment(name, force=True)
+        if not outcome["success"]:
+            tail = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()[-5:]
+            raise CourseError(f"nbgrader generate_assignment {name} failed:\n  " + "\n  ".join(tail))
+        yield name, (Path(release_dir) if release_dir is not None else ROOT / "exercises") / name

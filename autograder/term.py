@@ -21,7 +21,7 @@ file for one run (`--late-policy` replaces the file's floor too).
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -41,6 +41,10 @@ class Terms:
     roster: Roster | None
     db: str | None
     origin: tuple[str, str]     # where the deadline and the policy came from, for the summary
+
+    def out_of(self, max_score: float) -> "Terms":
+        """These terms for an assignment worth `max_score` points (penalties are in points)."""
+        return replace(self, policy=replace(self.policy, max_score=float(max_score)))
 
     def describe(self) -> str:
         if self.due is None:
@@ -73,10 +77,11 @@ def read_file(path: Path) -> dict:
     return data
 
 
-def resolve(workspace: Path, assignment: str, max_score: float, *, due: str | None = None,
+def resolve(workspace: Path, assignment: str, max_score: float = 0.0, *, due: str | None = None,
             late_policy: str | None = None, late_floor: str | float | None = None,
             roster: Path | None = None, db: str | None = None) -> Terms:
-    """The settings for one run: the command line's, else the file's, else none."""
+    """The settings for one run: the command line's, else the file's, else none. Penalties
+    count in points of `max_score` (or of `Terms.out_of` once the assignment is read)."""
     path = Path(workspace) / FILE
     data = read_file(path)
     own = data.get(assignment, {}) if isinstance(data.get(assignment), dict) else {}

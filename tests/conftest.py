@@ -18,6 +18,12 @@ BIN = Path(sys.executable).parent
 os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 os.environ["JUPYTER_CONFIG_PATH"] = str(ROOT / "autograder")
 os.environ.pop("MPLBACKEND", None)
+# `make test` runs two pytest workers on two cores. A torch or BLAS pool of two threads in
+# each (and in every kernel and grader they start) makes four busy threads fight for two
+# cores: the in-process mutant checks took 3 to 4 times their single-thread time. One
+# thread each, as the sandbox and the chapters already use.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_var] = "1"
 
 sys.path.insert(0, str(ROOT))
 from autograder.course import assignments  # noqa: E402

@@ -67,12 +67,18 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_no_solution_or_hidden_test_in_the_built_html(build, assignment):
-    solution, hidden = _secret_lines(assignment)
+@pytest.fixture(scope="module")
+def built_text(build) -> str:
+    """The text of every built page, read once for every assignment's check."""
     pages = [p for p in HTML.rglob("*.html")]
     assert len(pages) >= len(chapters()) + 1
-    text = _normalise("\n".join(BeautifulSoup(p.read_text(), "html.parser").get_text("\n") for p in pages))
+    return _normalise("\n".join(BeautifulSoup(p.read_text(), "html.parser").get_text("\n") for p in pages))
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_no_solution_or_hidden_test_in_the_built_html(built_text, assignment):
+    solution, hidden = _secret_lines(assignment)
+    text = built_text
     for line in solution | hidden:
         assert _normalise(line) not in text, f"{assignment}: '{line}' appears in the built HTML"
     downloads = list((HTML / "_downloads").rglob("*.ipynb"))

@@ -60,9 +60,14 @@ GENERIC_KINDS = {"raises": "always raises", "zeros": "returns zeros of the right
 
 
 @lru_cache(maxsize=None)
+def solution(chapter: str):
+    """The chapter's solution notebook, loaded once: every case below runs against it."""
+    return load_source(ROOT / "solutions" / chapter / f"{chapter}.ipynb")
+
+
 def graded_functions(chapter: str) -> list[str]:
     """The names the answer cells grade: one per answer cell, named by its grade_id."""
-    source = load_source(ROOT / "solutions" / chapter / f"{chapter}.ipynb")
+    source = solution(chapter)
     return [gid for gid in source.answer_ids if gid in source.graded_names]
 
 
@@ -83,7 +88,7 @@ def _generic_cases():
 
 
 def _score(chapter, code):
-    results = check_notebook(ROOT / "solutions" / chapter / f"{chapter}.ipynb", extra_code=code)
+    results = check_notebook(solution(chapter), extra_code=code)
     return results, sum(r.points for r in results), sum(r.max_points for r in results)
 
 
@@ -99,7 +104,7 @@ def test_wrong_implementation_loses_points(chapter, function, code):
 def test_a_function_that_always_raises_earns_nothing(chapter, function):
     """Every test cell that calls the function gives 0 to one that always raises, even a
     test of "raises on bad input": such a test must also want a right answer on valid input."""
-    source = load_source(ROOT / "solutions" / chapter / f"{chapter}.ipynb")
+    source = solution(chapter)
     calling = {t.grade_id for t in source.tests if re.search(rf"(?<![\w.]){function}\b", t.source)}
     results, _, _ = _score(chapter, GENERIC.format(name=function, kind="raises"))
     rewarded = [f"{r.grade_id} ({r.points:g} points)" for r in results if r.grade_id in calling and r.points]

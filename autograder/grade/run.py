@@ -1,7 +1,8 @@
 """`autograder grade ASSIGNMENT SUBMISSIONS`: grade a whole class, in parallel, safely.
 
-Workers (one per core by default) start first, each warming one sandbox, while this parent
-collects and reads the submissions and opens the gradebook. Each worker grades one
+Mistakes in the command line, the term file, the roster or the submissions' path are
+reported first, in one line. Then the workers (one per core by default) start, each warming
+one sandbox, while this parent reads the submissions and opens the gradebook. Each worker grades one
 submission at a time. The parent is the only writer of results, the gradebook, grades.csv,
 feedback and the report (through `workspace` and `gradebook`), and it watches every
 submission: a worker that dies or stops answering is replaced, and the student it was
@@ -444,127 +445,132 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
     partial = bool(students) or flagged
     if partial and regrade:
         raise course.CourseError("--regrade grades everyone; --student and --flagged grade only some: use one")
-    n_workers = max(1, workers or os.cpu_count() or 1)
-    # The workers (and their sandboxes) start first: they take longest to warm up.
-    pool = _Pool(n_workers, source_path, limits, unsafe, source_imports(source_path), phases)
-    try:
-        return _grade(pool, phases, assignment, source_path, submissions_path, workspace, db_url, limits,
-                      regrade, partial, unsafe, quiet, due, late_policy, late_floor, roster, students, flagged)
-    finally:
-        pool.close()
-        phases.mark("workers stopped")
-        phases.report()
-
-
-def _grade(pool, phases, assignment, source_path, submissions_path, workspace, db_url, limits,
-           regrade, partial, unsafe, quiet, due, late_policy, late_floor, roster, students, flagged) -> dict:
-    from ..feedback import instructor_report, student_feedback
     from .. import term
 
-    source = load_source(source_path)
+    # Every mistake on the command line, in the term file or the roster, or in the
+    # submissions' path is reported here, in one line, before anything slow has started.
     ws = Workspace(Path(workspace or course.workspace()), assignment)
-    terms = term.resolve(ws.root, assignment, source.max_score, due=due, late_policy=late_policy,
-                         late_floor=late_floor, roster=roster, db=db_url)
-    started = time.time()
+    terms = term.resolve(ws.root, assignment, due=due, late_policy=late_policy, late_floor=late_floor,
+                         roster=roster, db=db_url)
     with ws.lock():
         check_sandbox(unsafe)
-        url = terms.db or ws.default_db_url()
-        notebook_name = source_path.stem
-        book = _Gradebook(url, assignment, source, terms)                # opens while the workers warm up
-        book.opened.add_done_callback(lambda _: phases.mark("gradebook open"))
+        subs = collect(Path(submissions_path), assignment, scratch=ws.root)
+        unknown = [s for s in students if s not in {sub.student for sub in subs}
+                   and not (terms.roster and s in terms.roster)]
+        if unknown:
+            raise course.CourseError(f"--student {unknown[0]}: no submission and no roster entry has this id "
+                                     f"(ids are the submission folders' names)")
+        # The workers (and their sandboxes) start now: they take longest to warm up. This
+        # process reads the assignment and the submissions, and opens the gradebook, meanwhile.
+        n_workers = max(1, workers or os.cpu_count() or 1)
+        pool = _Pool(n_workers, source_path, limits, unsafe, source_imports(source_path), phases)
         try:
-            subs = collect(Path(submissions_path), assignment, scratch=ws.root)
-            by_id = {s.student: s for s in subs}
-            unknown = [s for s in students if s not in by_id and not (terms.roster and s in terms.roster)]
-            if unknown:
-                raise course.CourseError(f"--student {unknown[0]}: no submission and no roster entry has this id "
-                                         f"(ids are the submission folders' names)")
-            secret = ws.secret()
-            key = ws.resume_key(source_path, limits, secret)
-
-            done: dict[str, dict] = {}        # graded now or reused: their standing is brought up to date
-            frozen: dict[str, dict] = {}      # partial regrade, submission changed since: left exactly as they are
-            ungraded: list[str] = []
-            data: dict[str, bytes | None] = {}
-            todo = []
-            for sub in subs:
-                old = ws.load_result(sub.slug)
-                if old and old.get("student") != sub.student:
-                    old = None
-                data[sub.student], problem = _read(sub)
-                digest_now = digest(data[sub.student]) if data[sub.student] else None
-                name = sub.notebook.name if sub.notebook else None
-                same = old is not None and old.get("digest") == digest_now and old.get("notebook") == name
-                if partial and not (sub.student in students or (flagged and old is not None and _all_flags(old))):
-                    # not chosen: never graded here. Its standing (penalty, manual scores) is brought
-                    # up to date while the result fits the submission; else it stays as it was.
-                    if same:
-                        done[sub.student] = old
-                    elif old is not None:
-                        frozen[sub.student] = old
-                    else:
-                        ungraded.append(sub.student)
-                    continue
-                if not (regrade or partial) and same and old.get("key") == key:
-                    done[sub.student] = old
-                    continue
-                todo.append((sub.student, assignment, data[sub.student], name, problem,
-                             student_salt(secret, assignment, sub.student)))
-            slugs = {s.student: s.slug for s in subs}
-            phases.mark("submissions read")
-            pool.trim(len(todo))
-
-            for result in done.values():        # reused results: make sure the gradebook has them
-                book.record_later(assignment, notebook_name, result, False)
-
-            def finish(result: dict) -> None:
-                if "abandoned" in result:
-                    result = _abandoned(source, result, assignment)
-                result["key"] = key
-                ws.save_result(slugs[result["student"]], result)
-                book.check()                    # a gradebook that cannot open stops the run here
-                book.record_later(assignment, notebook_name, result, True)
-                done[result["student"]] = result
-                bar.update(1)
-
-            bar = _progress(len(todo), quiet)
-            if todo:
-                pool.run(todo, finish)
-            bar.close()
-            phases.mark("all graded")
-
-            # after grading: submission times, extensions and late penalties, then each
-            # student's standing as the gradebook has it (manual adjustments included)
-            lateness, standing = book.now(_standings, assignment, notebook_name, done, by_id, terms)
-            for student, result in done.items():
-                result["term"] = _term_block(result, by_id[student], terms, lateness[student],
-                                             standing.get(student))
-            book.close()
-            phases.mark("gradebook written")
+            return _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regrade, partial,
+                          quiet, students, flagged)
         finally:
             pool.close()
-            book.close(quietly=True)
+            phases.mark("workers stopped")
+            phases.report()
 
+
+def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regrade, partial, quiet, students,
+           flagged) -> dict:
+    from ..feedback import instructor_report, student_feedback
+
+    source = load_source(source_path)
+    terms = terms.out_of(source.max_score)
+    started = time.time()
+    url = terms.db or ws.default_db_url()
+    notebook_name = source_path.stem
+    book = _Gradebook(url, assignment, source, terms)                # opens while the workers warm up
+    book.opened.add_done_callback(lambda _: phases.mark("gradebook open"))
+    try:
+        by_id = {s.student: s for s in subs}
+        secret = ws.secret()
+        key = ws.resume_key(source_path, limits, secret)
+        done: dict[str, dict] = {}        # graded now or reused: their standing is brought up to date
+        frozen: dict[str, dict] = {}      # partial regrade, submission changed since: left exactly as they are
+        ungraded: list[str] = []
+        data: dict[str, bytes | None] = {}
+        todo = []
         for sub in subs:
-            if sub.student not in done:
+            old = ws.load_result(sub.slug)
+            if old and old.get("student") != sub.student:
+                old = None
+            data[sub.student], problem = _read(sub)
+            digest_now = digest(data[sub.student]) if data[sub.student] else None
+            name = sub.notebook.name if sub.notebook else None
+            same = old is not None and old.get("digest") == digest_now and old.get("notebook") == name
+            if partial and not (sub.student in students or (flagged and old is not None and _all_flags(old))):
+                # not chosen: never graded here. Its standing (penalty, manual scores) is brought
+                # up to date while the result fits the submission; else it stays as it was.
+                if same:
+                    done[sub.student] = old
+                elif old is not None:
+                    frozen[sub.student] = old
+                else:
+                    ungraded.append(sub.student)
                 continue
-            result = done[sub.student]
-            ws.save_result(sub.slug, result, graded=False)           # unchanged: not written
-            ws.write_feedback(sub.slug, student_feedback(result))
-            text = _autograded(source, result, data.get(sub.student))
-            if text is not None:
-                ws.write_autograded(sub.slug, notebook_name, text)
-        submitted = {**frozen, **done}
-        missing = sorted(set(terms.roster or ()) - set(by_id))
-        rows = {s: submitted[s] for s in submitted}
-        rows.update({s: _absent(s, assignment, source.max_score, terms, "missing") for s in missing})
-        rows.update({s: _absent(s, assignment, source.max_score, terms, "not graded") for s in ungraded})
-        ordered = [rows[s] for s in sorted(rows)]
-        graded_rows = [submitted[s] for s in sorted(submitted)]
-        csv_path = ws.write_csv(ordered, [t.grade_id for t in source.tests])
-        report = ws.write_report(instructor_report(assignment, graded_rows, missing, ungraded,
-                                                   terms.describe() if terms.due else ""))
-        phases.mark("reports written")
+            if not (regrade or partial) and same and old.get("key") == key:
+                done[sub.student] = old
+                continue
+            todo.append((sub.student, assignment, data[sub.student], name, problem,
+                         student_salt(secret, assignment, sub.student)))
+        slugs = {s.student: s.slug for s in subs}
+        phases.mark("submissions read")
+        pool.trim(len(todo))
+
+        for result in done.values():        # reused results: make sure the gradebook has them
+            book.record_later(assignment, notebook_name, result, False)
+
+        def finish(result: dict) -> None:
+            if "abandoned" in result:
+                result = _abandoned(source, result, assignment)
+            result["key"] = key
+            ws.save_result(slugs[result["student"]], result)
+            book.check()                    # a gradebook that cannot open stops the run here
+            book.record_later(assignment, notebook_name, result, True)
+            done[result["student"]] = result
+            bar.update(1)
+
+        bar = _progress(len(todo), quiet)
+        if todo:
+            pool.run(todo, finish)
+        bar.close()
+        phases.mark("all graded")
+
+        # after grading: submission times, extensions and late penalties, then each
+        # student's standing as the gradebook has it (manual adjustments included)
+        lateness, standing = book.now(_standings, assignment, notebook_name, done, by_id, terms)
+        for student, result in done.items():
+            result["term"] = _term_block(result, by_id[student], terms, lateness[student],
+                                         standing.get(student))
+        book.close()
+        phases.mark("gradebook written")
+    finally:
+        pool.close()
+        book.close(quietly=True)
+
+    for sub in subs:
+        if sub.student not in done:
+            continue
+        result = done[sub.student]
+        ws.save_result(sub.slug, result, graded=False)           # unchanged: not written
+        ws.write_feedback(sub.slug, student_feedback(result))
+        text = _autograded(source, result, data.get(sub.student))
+        if text is not None:
+            ws.write_autograded(sub.slug, notebook_name, text)
+    submitted = {**frozen, **done}
+    missing = sorted(set(terms.roster or ()) - set(by_id))
+    rows = {s: submitted[s] for s in submitted}
+    rows.update({s: _absent(s, assignment, source.max_score, terms, "missing") for s in missing})
+    rows.update({s: _absent(s, assignment, source.max_score, terms, "not graded") for s in ungraded})
+    ordered = [rows[s] for s in sorted(rows)]
+    graded_rows = [submitted[s] for s in sorted(submitted)]
+    csv_path = ws.write_csv(ordered, [t.grade_id for t in source.tests])
+    report = ws.write_report(instructor_report(assignment, graded_rows, missing, ungraded,
+                                               terms.describe() if terms.due else ""))
+    phases.mark("reports written")
     scores = [(r.get("term") or {}).get("score", r["score"]) for r in graded_rows]
     terms_of = [(r.get("term") or {}) for r in graded_rows]
     return {

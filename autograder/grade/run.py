@@ -175,10 +175,14 @@ class _Pool:
     def run(self, tasks: list[tuple], on_result) -> None:
         self.started()
         queue = list(tasks)
+
+        def feed(w: _Worker) -> None:
+            if w.ready and w.task is None and queue:
+                w.give(queue.pop(0))
+
         while queue or any(w.task for w in self.workers):
             for w in self.workers:
-                if w.ready and w.task is None and queue:
-                    w.give(queue.pop(0))
+                feed(w)
             ready = wait([w.conn for w in self.workers] + [w.proc.sentinel for w in self.workers], timeout=1.0)
             for w in list(self.workers):
                 if w.conn in ready:
@@ -190,9 +194,11 @@ class _Pool:
                     if kind == "ready":
                         w.ready, self.failed_starts = True, 0
                         self.phases.mark("a worker ready", once=True)
+                        feed(w)
                     elif kind == "result":
                         w.task = None
                         self.phases.mark("first result", once=True)
+                        feed(w)          # the worker goes on while this process writes the result
                         on_result(payload)
                     elif kind == "unavailable":
                         said = w.box.stderr_tail() if w.box else ""

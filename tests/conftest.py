@@ -21,9 +21,11 @@ os.environ.pop("MPLBACKEND", None)
 # `make test` runs two pytest workers on two cores. A torch or BLAS pool of two threads in
 # each (and in every kernel and grader they start) makes four busy threads fight for two
 # cores: the in-process mutant checks took 3 to 4 times their single-thread time. One
-# thread each, as the sandbox and the chapters already use.
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ[_var] = "1"
+# thread each, as the sandbox already uses; the book is built as `make book` builds it
+# (each chapter chooses its own threads).
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+INHERITED_THREADS = {var: os.environ.get(var) for var in THREAD_VARS}
+os.environ.update(dict.fromkeys(THREAD_VARS, "1"))
 
 sys.path.insert(0, str(ROOT))
 from autograder.course import assignments  # noqa: E402
@@ -67,8 +69,10 @@ def build_book() -> subprocess.CompletedProcess:
     lock_path.parent.mkdir(exist_ok=True)
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+        env.update({k: v for k, v in INHERITED_THREADS.items() if v is not None})
         return subprocess.run([str(BIN / "jupyter-book"), "build", ".", "--warningiserror", "--nitpick",
-                               "--keep-going"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
+                               "--keep-going"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
 
 
 def source_path(assignment: str) -> Path:

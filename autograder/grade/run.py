@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -27,7 +28,7 @@ from .. import course
 from ..flags import Flag, flag
 from . import digest, student_salt
 from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, read_regular_file, source_imports
-from ..sandbox.host import Limits, Sandbox, SandboxUnavailable, bwrap_path, remove_stale_cgroups
+from ..sandbox.host import Limits, bwrap_path, remove_stale_cgroups
 from ..submissions import Submission, collect
 from ..workspace import Workspace
 
@@ -70,21 +71,13 @@ def _worker_entry(*args) -> None:
 
 
 class _Worker:
-    def __init__(self, ctx, slot: int, source_path: Path, limits: Limits, unsafe: bool,
-                 box: Sandbox | None = None):
-        """`box`: a sandbox this process launched for the worker (it is handed over; this
-        process kills it when the worker stops: it may outlive a killed worker)."""
-        self.slot, self.box = slot, box
+    def __init__(self, ctx, slot: int, source_path: Path, limits: Limits, unsafe: bool):
+        self.slot = slot
         self.conn, theirs = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_entry, daemon=True, name=f"grading-worker-{slot}",
-                                args=(theirs, slot, str(source_path), limits, unsafe,
-                                      box.handover() if box else None))
-        try:
-            self.proc.start()
-        finally:
-            theirs.close()
-            if box:
-                box.handed_over()
+        self.proc = ctx.Process(target=_worker_entry, args=(theirs, slot, str(source_path), limits, unsafe),
+                                daemon=True, name=f"grading-worker-{slot}")
+        self.proc.start()
+        theirs.close()
         self.ready = False
         self.task: tuple | None = None
         self.started = 0.0
@@ -104,8 +97,6 @@ class _Worker:
             self.proc.kill()
         self.proc.join(timeout=10)
         self.conn.close()
-        if self.box:
-            self.box.close()
 
 
 class _Pool:
@@ -120,12 +111,8 @@ class _Pool:
         self.ctx = mp.get_context("forkserver")
         self.ctx.set_forkserver_preload(["autograder.grade.worker", *warm])
         self.source_path, self.limits, self.unsafe = source_path, limits, unsafe
-        # Each first worker's sandbox is launched here, now: its zygote imports torch while the
-        # fork server does (a worker that launched its own would start it only once forked).
-        self.boxes = [self._launch(slot, warm) for slot in range(n)]
-        self.next_slot = n
         self.phases = phases or _Phases()
-        self.size, self.closed = n, False
+        self.next_slot, self.size, self.closed = 0, n, False
         self.workers: list[_Worker] = []
         self.failed_starts = 0
         self.start_error: Exception | None = None
@@ -134,19 +121,10 @@ class _Pool:
         self._starting = threading.Thread(target=self._start, args=(n,), name="start-workers", daemon=True)
         self._starting.start()
 
-    def _launch(self, slot: int, warm: tuple[str, ...]) -> Sandbox | None:
-        box = Sandbox(slot=slot, limits=self.limits, unsafe=self.unsafe, warm=warm)
-        try:
-            box.launch()
-        except (SandboxUnavailable, OSError):
-            box.close()
-            return None          # the worker launches its own, and reports what fails
-        return box
-
     def _start(self, n: int) -> None:
         try:
-            for slot, box in enumerate(self.boxes):
-                self.workers.append(_Worker(self.ctx, slot, self.source_path, self.limits, self.unsafe, box))
+            for _ in range(n):
+                self.workers.append(self._spawn())
             self.phases.mark("workers forked")
         except Exception as exc:  # noqa: BLE001 (reported where the pool is next used)
             self.start_error = exc
@@ -201,8 +179,7 @@ class _Pool:
                         feed(w)          # the worker goes on while this process writes the result
                         on_result(payload)
                     elif kind == "unavailable":
-                        said = w.box.stderr_tail() if w.box else ""
-                        raise course.CourseError(f"the sandbox could not start: {payload} {said}".strip())
+                        raise course.CourseError(f"the sandbox could not start: {payload}")
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
                     self._lost(w, on_result, "the grading worker ended unexpectedly")
                 elif w.task and time.monotonic() - w.started > self.limits.grace_seconds:
@@ -229,9 +206,28 @@ class _Pool:
         self.closed = True
         for w in self.workers:
             w.stop(kill=w.task is not None)
-        for box in self.boxes:               # those no worker took (the start failed)
-            box and box.close()
+        _stop_fork_server()
         remove_stale_cgroups()
+
+
+def _stop_fork_server() -> None:
+    """Left alone, the fork server notices that this process has ended and then tears down
+    its interpreter (torch loaded): 0.8 s more, holding this process's stdout and stderr, so
+    whoever reads them (a pipe, CI, a test) waits. Its workers are stopped: end it now."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is None or not hasattr(server, "_stop"):
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        server._stop()                       # reaps it, forgets it (a later run starts a new one)
+    except OSError:
+        pass
 
 
 # ------------------------------------------------------------------------ helpers
@@ -494,7 +490,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
                                      f"(ids are the submission folders' names)")
         # The workers (and their sandboxes) start now: they take longest to warm up. This
         # process reads the assignment and the submissions, and opens the gradebook, meanwhile.
-        n_workers = max(1, min(workers or os.cpu_count() or 1, len(subs)))
+        n_workers = max(1, min(workers or os.cpu_count() or 1, len(subs)))   # none idle from the start
         pool = _Pool(n_workers, source_path, limits, unsafe, source_imports(source_path), phases)
         try:
             return _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regrade, partial,

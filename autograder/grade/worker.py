@@ -1,10 +1,9 @@
 """A grading worker: one warm sandbox, one submission at a time, until told to stop.
 
 Imported once by the server that forks the workers (`run._Pool`), with the assignment's own
-modules: a new worker starts with NumPy, torch and the grading code already loaded. Its
-first sandbox was launched by the parent before the worker was forked, so the sandbox's
-zygote warms up while the fork server imports; a replacement worker launches its own first,
-then reads the assignment while that zygote warms up.
+modules: a new worker starts with NumPy, torch and the grading code already loaded. It
+starts its sandbox first, then finishes its own imports while the sandbox's zygote warms
+up on the other core.
 """
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ import sys
 import numpy  # noqa: F401  (the tests' inputs and comparisons)
 
 from ..flags import flag
-from ..notebook import import_nbformat, load_source, source_imports
+from ..notebook import import_nbformat, load_source
 from ..sandbox.host import Limits, Sandbox, SandboxUnavailable
 from ..testcells import _transformer
 from .submission import grade_submission
@@ -23,12 +22,11 @@ import_nbformat()          # every submission is parsed here
 _transformer()             # and its tests compiled as IPython would
 
 
-def main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool, sandbox: tuple | None = None) -> None:
-    """`sandbox`: one the parent launched for this worker (`Sandbox.handover`), else the
-    worker launches its own. The parent may close its end at any time (a user error found
-    while the workers warm up, say): then the worker ends quietly."""
+def main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
+    """The parent may close its end at any time (a user error found while the workers warm
+    up, say): then the worker ends quietly."""
     try:
-        _serve(conn, slot, source_path, limits, unsafe, sandbox)
+        _serve(conn, slot, source_path, limits, unsafe)
     except (EOFError, OSError, KeyboardInterrupt):
         pass
 
@@ -44,16 +42,11 @@ def _warm(modules: tuple[str, ...]) -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
-def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool, sandbox: tuple | None) -> None:
-    warm = source_imports(source_path)
-    if sandbox is not None:
-        box = Sandbox.adopt(sandbox, slot, limits, unsafe, warm)
-    else:
-        box = Sandbox(slot=slot, limits=limits, unsafe=unsafe, warm=warm)
+def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
+    source = load_source(source_path)
+    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe, warm=source.imports)
     try:
-        if sandbox is None:
-            box.launch()
-        source = load_source(source_path)
+        box.launch()
         _warm(source.imports)
         box.wait_ready()
     except SandboxUnavailable as exc:

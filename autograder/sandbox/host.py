@@ -195,32 +195,8 @@ def _bwrap_command(python: str, privileged: bool, control_fd: int, warm: str) ->
     return cmd
 
 
-class _Adopted:
-    """The bwrap process of a sandbox that another process launched (`Sandbox.adopt`): this
-    one may signal it, not wait for it (its launcher reaps it)."""
-
-    stderr = None
-
-    def __init__(self, pid: int):
-        self.pid = pid
-
-    def poll(self) -> int | None:
-        try:
-            state = open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return -1
-        return -1 if state in ("Z", "X") else None
-
-    def wait(self, timeout: float = 0.0) -> None:
-        deadline = time.monotonic() + timeout
-        while self.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-
-
 class Sandbox:
-    """One warm sandbox, used by one grading worker for one submission at a time. The grading
-    parent may launch it (its zygote warms up while the worker is still being forked) and
-    hand it to the worker: `handover()` there, `Sandbox.adopt(...)` in the worker."""
+    """One warm sandbox, used by one grading worker for one submission at a time."""
 
     def __init__(self, slot: int = 0, limits: Limits | None = None, unsafe: bool = False,
                  warm: tuple[str, ...] = ("numpy", "torch")):
@@ -268,35 +244,13 @@ class Sandbox:
         self.control = ours
         self.starts += 1
 
-    def handover(self) -> tuple:
-        """What a worker needs to use this launched sandbox (`adopt`). Once the worker has it,
-        call `handed_over()`: the zygote's control socket is then the worker's alone."""
-        return self.control, self.proc.pid, self.scratch
-
-    def handed_over(self) -> None:
-        self.control.close()
-        self.control = None
-
-    @classmethod
-    def adopt(cls, handle: tuple, slot: int, limits: Limits, unsafe: bool, warm: tuple[str, ...]) -> "Sandbox":
-        box = cls(slot=slot, limits=limits, unsafe=unsafe, warm=warm)
-        box.control, pid, box.scratch = handle
-        box.proc, box.starts = _Adopted(pid), 1
-        return box
-
-    def stderr_tail(self) -> str:
-        """What a sandbox that ended said on stderr (why it did not start)."""
-        if self.proc is None or self.proc.stderr is None or self.proc.poll() is None:
-            return ""
-        return self.proc.stderr.read().decode(errors="replace")[-500:].strip()
-
     def wait_ready(self) -> None:
         try:
             header, _ = self._recv_control(timeout=120)
         except Exception as exc:
-            err = self.stderr_tail()
+            err = self.proc.stderr.read().decode(errors="replace")[-500:] if self.proc.poll() is not None else ""
             self.kill()
-            raise SandboxUnavailable(f"the sandbox did not start ({exc}) {err}".strip()) from None
+            raise SandboxUnavailable(f"the sandbox did not start ({exc}) {err.strip()}") from None
         if header.get("op") != "ready":
             self.kill()
             raise SandboxUnavailable("the sandbox did not start")

@@ -4,7 +4,8 @@ Synthetic submissions of 02_similarity (a third right, a third wrong, a third ha
 its tests import torch), all measured in one run on this machine:
 
 1. `autograder grade` (sandbox and every check on, one worker per core, a fresh workspace
-   each time) on classes of 10, 40, 100 and 200: the least-squares line through the wall
+   each time, after one untimed run that brings torch into the page cache) on classes of
+   10, 40, 100 and 200: the least-squares line through the wall
    times splits a run into its fixed cost (starting, opening the gradebook, writing the
    reports) and its marginal cost per submission; the 10-student run also prints when each
    phase ended (`AUTOGRADER_PHASES`).
@@ -109,6 +110,10 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     try:
         print(f"{A}: synthetic classes (right/wrong/half-right), {os.cpu_count()} cores, one run", flush=True)
+        # One untimed run first: after the machine has idled, the first run reads torch's
+        # libraries from disk, and that is the disk's cost, not the grader's.
+        grade_class(tmp, sizes[0])
+        shutil.rmtree(tmp / f"ours{sizes[0]}")
         points = []
         for n in sizes:
             seconds, _, phases = grade_class(tmp, n, phases=(n == sizes[0]))

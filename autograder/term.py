@@ -77,11 +77,11 @@ def read_file(path: Path) -> dict:
     return data
 
 
-def resolve(workspace: Path, assignment: str, max_score: float = 0.0, *, due: str | None = None,
+def resolve(workspace: Path, assignment: str, *, due: str | None = None,
             late_policy: str | None = None, late_floor: str | float | None = None,
             roster: Path | None = None, db: str | None = None) -> Terms:
-    """The settings for one run: the command line's, else the file's, else none. Penalties
-    count in points of `max_score` (or of `Terms.out_of` once the assignment is read)."""
+    """The settings for one run: the command line's, else the file's, else none. Read before
+    the assignment is: `Terms.out_of` sets the points its penalties count in."""
     path = Path(workspace) / FILE
     data = read_file(path)
     own = data.get(assignment, {}) if isinstance(data.get(assignment), dict) else {}
@@ -98,7 +98,7 @@ def resolve(workspace: Path, assignment: str, max_score: float = 0.0, *, due: st
         policy_text = own.get("late_policy", data.get("late_policy"))
         floor = late_floor if late_floor is not None else \
             (own.get("late_floor", data.get("late_floor")) if "late_policy" not in own else own.get("late_floor"))
-    policy = LatePolicy.parse(policy_text, floor, max_score)
+    policy = LatePolicy.parse(policy_text, floor)
 
     roster_path = roster
     if roster_path is None and data.get("roster"):

@@ -78,9 +78,8 @@ def built_text(build) -> str:
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_no_solution_or_hidden_test_in_the_built_html(built_text, assignment):
     solution, hidden = _secret_lines(assignment)
-    text = built_text
     for line in solution | hidden:
-        assert _normalise(line) not in text, f"{assignment}: '{line}' appears in the built HTML"
+        assert _normalise(line) not in built_text, f"{assignment}: '{line}' appears in the built HTML"
     downloads = list((HTML / "_downloads").rglob("*.ipynb"))
     assert downloads, "the exercise notebooks are offered for download"
     for nb in downloads:

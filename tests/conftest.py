@@ -84,11 +84,13 @@ def release_path(assignment: str) -> Path:
 
 
 def run_grade(assignment: str, submissions: Path, workspace: Path, *extra: str, check: bool = True,
-              timeout: float = 900) -> subprocess.CompletedProcess:
-    """`python -m autograder grade` exactly as an instructor runs it."""
+              timeout: float = 900, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`python -m autograder grade` exactly as an instructor runs it (`env`: more variables
+    in its environment)."""
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", assignment, str(submissions),
                            "--workspace", str(workspace), "--quiet", *extra],
-                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env} if env else None)
     if check and proc.returncode != 0:
         raise AssertionError(f"autograder grade failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc

@@ -159,6 +159,71 @@ def _read_secrets(folder, ctx):
     write(folder, with_answer(code))
 
 
+# What the grader holds and no submission may find anywhere in its own memory: the sandbox's
+# zygote is a fork of a grading worker's early state (autograder/sandbox/template.py).
+MEMORY_SCAN = r'''
+import ctypes
+def _scan(reversed_needles):
+    needles = [bytes(reversed(n)) for n in reversed_needles]      # no other whole copy anywhere
+    header = __import__("sys").getsizeof(b"") - 1                  # where a bytes object's data starts
+    skip = [(id(n) + header, id(n) + header + len(n)) for n in needles]
+    buf = bytearray(1 << 20)
+    at = ctypes.addressof((ctypes.c_char * len(buf)).from_buffer(buf))
+    skip.append((at, at + len(buf)))
+    found, scanned = [], 0
+    with open("/proc/self/maps") as f:
+        regions = [line.split() for line in f.read().splitlines()]
+    with open("/proc/self/mem", "rb", buffering=0) as mem:
+        for parts in regions:
+            if not parts[1].startswith("rw") and parts[-1] != "[stack]":
+                continue
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            pos = lo
+            while pos < hi:
+                try:
+                    mem.seek(pos)
+                    got = mem.readinto(memoryview(buf)[:min(len(buf), hi - pos)])
+                except OSError:
+                    break
+                if not got:
+                    break
+                scanned += got
+                for i, n in enumerate(needles):
+                    k = buf.find(n, 0, got)
+                    while k >= 0:
+                        if not any(a <= pos + k < b for a, b in skip):
+                            found.append(i)
+                        k = buf.find(n, k + 1, got)
+                pos += got
+    return sorted(set(found)), scanned
+FOUND, SCANNED = _scan({needles!r})
+LEAKED = bool(FOUND) or SCANNED < (50 << 20)      # 50 MiB at least, or the scan did not run
+'''
+
+
+def memory_needles(ctx) -> list[bytes]:
+    """A hidden test's message, the grader's environment secret and the workspace's path (it
+    is on the grader's command line), each reversed: the submission's code never holds them."""
+    hidden = next(m for m in re.findall(r'name="([^"]{20,})"', hidden_regions(source_path(A))))
+    return [bytes(reversed(x.encode())) for x in (hidden, ctx["env_secret"], str(ctx["workspace"]))]
+
+
+def hidden_regions(path: Path) -> str:
+    """The hidden regions of a solution's test cells, and nothing else."""
+    nb = nbformat.read(str(path), as_version=4)
+    return "\n".join(re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", "\n".join(c.source for c in nb.cells),
+                                flags=re.S))
+
+
+def _scans_memory(folder, ctx):
+    code = MEMORY_SCAN.format(needles=memory_needles(ctx)) + "\n" + correct_code() + \
+        "\nif LEAKED:\n" + "\n".join("    " + ln for ln in WRONG.splitlines())
+    nb = base_notebook()
+    for cell in graded_cells(nb):           # as released: this notebook must not carry the needle
+        cell.source = strip_hidden(cell.source)
+    write(folder, with_answer(code, nb))
+
+
 def _write_secrets(folder, ctx):
     targets = [str(ctx["workspace"] / "gradebook.db"), str(ctx["submissions"] / "zz_control_a" / f"{A}.ipynb"),
                str(ctx["workspace"] / "results" / A / "zz_control_a.json"), str(source_path(A))]
@@ -368,6 +433,9 @@ CASES = [
     Case("reads_hidden_tests_and_gradebook", _read_secrets, MAX, MAX, "opens files",
          "looks for solutions/, hidden tests, the gradebook, the secret and others' notebooks "
          "(correct answers only if nothing was readable)"),
+    Case("scans_its_memory", _scans_memory, MAX, MAX, "opens files",
+         "searches all of its process's writable memory for a hidden test's text, a secret in the "
+         "grader's environment and the grader's command line"),
     Case("writes_gradebook_and_others", _write_secrets, MAX, MAX, "opens files",
          "writes to the gradebook, another student's notebook and result (correct only if all writes failed)"),
     Case("network", _network, MAX, MAX, "network access",
@@ -698,13 +766,15 @@ def graded(tmp_path_factory):
     subs, ws = root / "submissions", root / "workspace"
     subs.mkdir()
     listener = _Listener()
-    ctx = {"submissions": subs, "workspace": ws, "port": listener.port}
+    ctx = {"submissions": subs, "workspace": ws, "port": listener.port,
+           "env_secret": "pg-password-" + os.urandom(8).hex()}
     for case in CASES:
         case.build(subs / case.name, ctx)
     before = {p: p.read_bytes() for p in subs.rglob("*") if p.is_file()}
     # One worker: the honest controls (zz_*) are graded after every attacker, by the same
     # worker, so anything an attacker leaves behind would reach them.
-    proc = run_grade(A, subs, ws, "--workers", "1", "--timeout", "15", check=False, timeout=1500)
+    proc = run_grade(A, subs, ws, "--workers", "1", "--timeout", "15", check=False, timeout=1500,
+                     env={"PGPASSWORD": ctx["env_secret"]})
     listener.stop = True
     return {"proc": proc, "results": read_results(ws, A) if proc.returncode == 0 else {}, "ws": ws,
             "subs": subs, "before": before, "connections": listener.connections}

@@ -110,6 +110,12 @@ class _Pool:
         # interpreter per worker (spawn) would import torch once per worker.
         self.ctx = mp.get_context("forkserver")
         self.ctx.set_forkserver_preload(["autograder.grade.worker", *warm])
+        # Each worker's sandboxes are forked from its state before it reads anything secret
+        # (template.py): what the fork server and the workers get of this process must hold
+        # no secret either. The command line (a --db URL may carry a password) is left out
+        # of what each worker is sent; the fork server starts with a reduced environment.
+        self.argv, sys.argv = sys.argv, sys.argv[:1]
+        _start_fork_server()
         self.source_path, self.limits, self.unsafe = source_path, limits, unsafe
         self.phases = phases or _Phases()
         self.next_slot, self.size, self.closed = 0, n, False
@@ -208,6 +214,33 @@ class _Pool:
             w.stop(kill=w.task is not None)
         _stop_fork_server()
         remove_stale_cgroups()
+        sys.argv = self.argv
+
+
+# What the fork server, so every worker and every sandbox's zygote, keeps of this process's
+# environment: where things are and how to format them, nothing that may hold a password
+# or a token (PGPASSWORD, cloud keys...).
+_KEEP_ENV = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH"}
+_KEEP_ENV_PREFIXES = ("LC_", "AUTOGRADER_", "JUPYTER_", "OMP_", "MKL_", "OPENBLAS_")
+
+
+def fork_server_env(environ) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if k in _KEEP_ENV or k.startswith(_KEEP_ENV_PREFIXES)}
+
+
+def _start_fork_server() -> None:
+    """Start the fork server now, from this (main) thread, with `fork_server_env`: it
+    inherits the environment of the moment it starts."""
+    from multiprocessing import forkserver
+
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update(fork_server_env(saved))
+        forkserver.ensure_running()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def _stop_fork_server() -> None:

@@ -15,6 +15,7 @@ import numpy  # noqa: F401  (the tests' inputs and comparisons)
 from ..flags import flag
 from ..notebook import import_nbformat, load_source
 from ..sandbox.host import Limits, Sandbox, SandboxUnavailable
+from ..sandbox.template import Template
 from ..testcells import _transformer
 from .submission import grade_submission
 
@@ -43,8 +44,19 @@ def _warm(modules: tuple[str, ...]) -> None:
 
 
 def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
+    # First, while this process holds nothing but what the fork server imported: the copy
+    # its sandboxes' zygotes are forked from (no torch import in each sandbox).
+    template = None if unsafe else Template.fork()
+    try:
+        _serve_with(conn, slot, source_path, limits, unsafe, template)
+    finally:
+        if template is not None:
+            template.close()
+
+
+def _serve_with(conn, slot: int, source_path: str, limits: Limits, unsafe: bool, template) -> None:
     source = load_source(source_path)
-    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe, warm=source.imports)
+    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe, warm=source.imports, template=template)
     try:
         box.launch()
         _warm(source.imports)

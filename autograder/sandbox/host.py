@@ -145,7 +145,19 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
-def _bwrap_command(python: str, privileged: bool, control_fd: int, warm: str) -> list[str]:
+def sandbox_env() -> dict[str, str]:
+    """The whole environment of a sandbox's processes (nothing of the caller's)."""
+    prefix = Path(sys.prefix).resolve()
+    return {"TMPDIR": SANDBOX_SCRATCH, "PYTHONPATH": "/opt/autograder", "AUTOGRADER_SANDBOX": "1",
+            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg", "HOME": SANDBOX_SCRATCH,
+            "PATH": f"{prefix}/bin:/usr/bin:/bin"}
+
+
+def _bwrap_command(python: str, privileged: bool, control_fd: int | None, warm: str) -> list[str]:
+    """bubblewrap's command line: with a control fd, it runs a Python zygote; without one, a
+    holder (`cat`, waiting on its stdin) whose namespaces a forked zygote joins (template.py).
+    The package is then also where the worker has it, so the zygote's imports find it."""
     prefix, base = Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()
     # The interpreter by a path inside the binds: a venv reached through a symlink (a git
     # worktree sharing one) would otherwise name a path the sandbox does not have.
@@ -165,7 +177,8 @@ def _bwrap_command(python: str, privileged: bool, control_fd: int, warm: str) ->
     binds = [p for p in ("/usr", "/lib", "/lib64", "/bin", "/etc/alternatives", "/etc/ld.so.cache",
                          "/etc/fonts", "/etc/ssl/certs") if os.path.exists(p)]
     binds += sorted({str(base), str(prefix)})
-    targets = binds + ["/opt/autograder/autograder"]
+    package_binds = ["/opt/autograder/autograder"] + ([] if control_fd is not None else [str(PACKAGE_DIR)])
+    targets = binds + package_binds
     # /tmp first (the course may live under it), then the read-only binds, then /tmp itself
     # read-only. What a submission may write goes to /scratch, a tmpfs of its own, which the
     # zygote empties after every submission.
@@ -178,18 +191,17 @@ def _bwrap_command(python: str, privileged: bool, control_fd: int, warm: str) ->
         cmd += ["--perms", "0755", "--dir", folder]
     for path in binds:
         cmd += ["--ro-bind", path, path]
-    cmd += ["--ro-bind", str(PACKAGE_DIR), "/opt/autograder/autograder",
-            "--remount-ro", "/tmp",
+    for target in package_binds:
+        cmd += ["--ro-bind", str(PACKAGE_DIR), target]
+    cmd += ["--remount-ro", "/tmp",
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(256 << 20), "--perms", "1777", "--tmpfs", SANDBOX_SCRATCH,
-            "--chdir", SANDBOX_SCRATCH, "--setenv", "TMPDIR", SANDBOX_SCRATCH,
-            "--setenv", "PYTHONPATH", "/opt/autograder", "--setenv", "AUTOGRADER_SANDBOX", "1",
-            "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
-            "--setenv", "PYTHONNOUSERSITE", "1",
-            "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "MKL_NUM_THREADS", "1",
-            "--setenv", "MPLBACKEND", "Agg", "--setenv", "HOME", SANDBOX_SCRATCH,
-            "--setenv", "PATH", f"{prefix}/bin:/usr/bin:/bin",
-            python, "-I", "-c",
+            "--chdir", SANDBOX_SCRATCH]
+    for key, value in sandbox_env().items():
+        cmd += ["--setenv", key, value]
+    if control_fd is None:
+        return cmd + ["/bin/sh", "-c", "echo ready; exec cat"]
+    cmd += [python, "-I", "-c",
             "import sys; sys.path.insert(0, '/opt/autograder'); "
             f"from autograder.sandbox.server import zygote; zygote({control_fd}, warm={warm!r})"]
     return cmd
@@ -199,8 +211,10 @@ class Sandbox:
     """One warm sandbox, used by one grading worker for one submission at a time."""
 
     def __init__(self, slot: int = 0, limits: Limits | None = None, unsafe: bool = False,
-                 warm: tuple[str, ...] = ("numpy", "torch")):
+                 warm: tuple[str, ...] = ("numpy", "torch"), template=None):
         self.slot, self.limits, self.unsafe = slot, limits or Limits(), unsafe
+        self.template = template          # a template.Template: zygotes are forked, not started
+        self.zygote_pid: int | None = None
         self.warm = tuple(m for m in warm if WARMABLE.fullmatch(m))
         self.proc: subprocess.Popen | None = None
         self.control: socket.socket | None = None
@@ -217,6 +231,9 @@ class Sandbox:
         """Start the sandbox's zygote without waiting for it to warm up (`wait_ready`): the
         caller does its own imports meanwhile, on the other core."""
         privileged = os.geteuid() == 0
+        if self.template is not None and privileged and not self.unsafe and bwrap_path():
+            self._launch_forked()
+            return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         python = str(Path(sys.executable))
         warm = ",".join(self.warm)
@@ -233,9 +250,7 @@ class Sandbox:
             if not bwrap_path():
                 raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
             env, cmd = None, _bwrap_command(python, privileged, theirs.fileno(), warm)
-        if self.cgroup is None and not self.unsafe:
-            self.cgroup = _Cgroup(f"autograder-{os.getpid()}-{self.slot}",
-                                  self.limits.memory_bytes + (1 << 30), self.limits.processes + 32)
+        self._new_cgroup()
         self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),),
                                      start_new_session=True,
@@ -243,6 +258,40 @@ class Sandbox:
         theirs.close()
         self.control = ours
         self.starts += 1
+
+    def _new_cgroup(self) -> None:
+        if self.cgroup is None and not self.unsafe:
+            self.cgroup = _Cgroup(f"autograder-{os.getpid()}-{self.slot}",
+                                  self.limits.memory_bytes + (1 << 30), self.limits.processes + 32)
+
+    def _launch_forked(self) -> None:
+        """bubblewrap builds the sandbox around a holder process; the template forks a zygote
+        that joins it (template.py). The holder ends when its stdin closes (this process
+        ended) or when it is killed; the sandbox's namespaces go with it."""
+        self._new_cgroup()
+        info_r, info_w = os.pipe()
+        cmd = _bwrap_command(str(Path(sys.executable)), True, None, "")
+        cmd[1:1] = ["--info-fd", str(info_w)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, pass_fds=(info_w,), start_new_session=True,
+                                     preexec_fn=self.cgroup.join if self.cgroup else None)
+        os.close(info_w)
+        self.starts += 1
+        with os.fdopen(info_r, "rb") as info:
+            holder = json.loads(info.read(4096) or b"{}").get("child-pid")
+        if self.proc.stdout.readline() != b"ready\n" or not isinstance(holder, int):
+            err = self.proc.stderr.read().decode(errors="replace")[-500:] if self.proc.poll() is not None else ""
+            self.kill()
+            raise SandboxUnavailable(f"the sandbox did not start: {err.strip()}")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.zygote_pid = self.template.zygote(theirs, holder, self.cgroup.dirs if self.cgroup else [])
+        except OSError as exc:
+            self.kill()
+            raise SandboxUnavailable(f"the sandbox's zygote could not be forked ({exc})") from None
+        finally:
+            theirs.close()
+        self.control = ours
 
     def wait_ready(self) -> None:
         try:
@@ -253,7 +302,7 @@ class Sandbox:
             raise SandboxUnavailable(f"the sandbox did not start ({exc}) {err.strip()}") from None
         if header.get("op") != "ready":
             self.kill()
-            raise SandboxUnavailable("the sandbox did not start")
+            raise SandboxUnavailable(f"the sandbox did not start {protocol.clean_text(str(header.get('error', '')), 500)}")
 
     def kill(self) -> None:
         if self.proc is not None:
@@ -265,8 +314,12 @@ class Sandbox:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-            if self.proc.stderr:
-                self.proc.stderr.close()
+            for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                if pipe:
+                    pipe.close()
+        if self.zygote_pid is not None:
+            self.template.kill(self.zygote_pid)
+            self.zygote_pid = None
         if self.control is not None:
             self.control.close()
         if self.scratch:

@@ -138,20 +138,15 @@ def ensure_assignment(gb: Gradebook, assignment: str, source: SourceNotebook,
 def add_students(gb: Gradebook, roster) -> None:
     """Every student on the roster, with name, e-mail and LMS id, so `nbgrader export` and
     formgrader list them (a student who submitted nothing scores 0 there)."""
-    for s in roster.values():
-        fields = {"first_name": s.first_name[:128] or None, "last_name": s.last_name[:128] or None,
-                  "email": s.email[:128] or None, "lms_user_id": s.lms_id[:128] or None}
-        _retrying(gb, f"the student {s.id}", gb.update_or_create_student, s.id,
-                  **{k: v for k, v in fields.items() if v is not None})
+    def write():
+        with _no_commits(gb):            # one commit for the roster, not one per student
+            for s in roster.values():
+                fields = {"first_name": s.first_name[:128] or None, "last_name": s.last_name[:128] or None,
+                          "email": s.email[:128] or None, "lms_user_id": s.lms_id[:128] or None}
+                gb.update_or_create_student(s.id, **{k: v for k, v in fields.items() if v is not None})
+        gb.db.commit()
 
-
-def _submission(gb: Gradebook, assignment: str, student: str):
-    """The student's submission, created (with its notebooks and grades) if it is new."""
-    try:
-        return gb.find_submission(assignment, student), False
-    except MissingEntry:
-        with gb.db.no_autoflush:     # nbgrader builds the rows before adding them: no premature flush
-            return gb.add_submission(assignment, student), True
+    _retrying(gb, "the roster's students", write)
 
 
 def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tuple[dict, bool]]) -> None:
@@ -160,93 +155,149 @@ def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tup
     student would make the gradebook slower than the grading). Idempotent. Manual scores,
     comments and extra credit an instructor entered in formgrader are kept (nbgrader's own
     autograde keeps them too); the notebook's `flagged` mark is set when the student was
-    graded now (`fresh`), so an instructor's own mark survives runs that only reuse results."""
+    graded now (`fresh`), so an instructor's own mark survives runs that only reuse results.
+
+    nbgrader's `add_student` and `add_submission` commit each row they create: a disk flush
+    per student, and every object of the session expired, then read again one query per
+    attribute. Here they only add: new students are flushed once, then every new
+    submission's rows are written by the batch's one commit. What the batch reads (which
+    students exist, their submissions with notebooks and grades, the assignment's cells)
+    comes in three queries. Writing 200 students in batches of 10 took 8 ms a student instead
+    of 43 into a new gradebook, and 2-3 ms instead of 8 over their earlier scores."""
 
     def write():
-        for result, fresh in results:
-            _write_scores(gb, assignment, notebook, result, fresh)
+        from nbgrader.api import Assignment, Notebook, Student, SubmittedAssignment, SubmittedNotebook
+        from sqlalchemy.orm import selectinload
+
+        ids = [result["student"] for result, _ in results]
+        cells = gb.db.query(Assignment).filter(Assignment.name == assignment).options(
+            selectinload(Assignment.notebooks).selectinload(Notebook._base_cells)).one()
+        names = {c.id: c.name for nb in cells.notebooks for c in nb.grade_cells}
+        known = {s.id for s in gb.db.query(Student).filter(Student.id.in_(ids))}
+        submissions = {s.student_id: s for s in (
+            gb.db.query(SubmittedAssignment).join(Assignment)
+            .filter(Assignment.name == assignment, SubmittedAssignment.student_id.in_(ids))
+            .options(selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades)))}
+        with _no_commits(gb):
+            for student in dict.fromkeys(i for i in ids if i not in known):
+                gb.add_student(student)
+            gb.db.flush()
+            with gb.db.no_autoflush:     # nbgrader builds the rows before adding them
+                for result, fresh in results:
+                    student = result["student"]
+                    created = student not in submissions
+                    if created:
+                        submissions[student] = gb.add_submission(assignment, student)
+                    _write_scores(submissions[student], notebook, names, result, fresh or created)
         gb.db.commit()
 
     names = ", ".join(result["student"] for result, _ in results[:3]) + (" and others" if len(results) > 3 else "")
     _retrying(gb, f"the scores of {names}", write)
 
 
-def _write_scores(gb: Gradebook, assignment: str, notebook: str, result: dict, fresh: bool) -> None:
-    student = result["student"]
+@contextmanager
+def _no_commits(gb: Gradebook):
+    session = gb.db
+    session.commit = lambda: None
     try:
-        gb.find_student(student)
-    except MissingEntry:
-        gb.add_student(student)
-    submission, created = _submission(gb, assignment, student)
+        yield
+    finally:
+        del session.commit
+
+
+def _write_scores(submission, notebook: str, names: dict[str, str], result: dict, flag: bool) -> None:
     scores = {t["grade_id"]: t["points"] for t in result["tests"]}
     for nb in submission.notebooks:
         if nb.name != notebook:
             continue
         for grade in nb.grades:
-            auto = float(scores.get(grade.name, 0.0))
+            auto = float(scores.get(names.get(grade.cell_id), 0.0))
             if grade.auto_score != auto:
                 grade.auto_score = auto
             if grade.needs_manual_grade:
                 grade.needs_manual_grade = False
-        if fresh or created:
+        if flag:
             nb.flagged = bool(result["flags"])
 
 
-def apply_late_policy(gb: Gradebook, assignment: str, notebook: str, student: str,
-                      submitted_at: datetime | None, extension: timedelta | None,
-                      policy: LatePolicy) -> dict:
-    """Record when the student submitted and their extension, then the late penalty, as
-    nbgrader's AssignLatePenalties does after autograding: from the notebook's score (manual
-    adjustments included), kept between 0 and that score. Returns what was recorded."""
+def apply_late_policy(gb: Gradebook, assignment: str, notebook: str,
+                      times: dict[str, tuple[datetime | None, timedelta | None]],
+                      policy: LatePolicy) -> dict[str, dict]:
+    """Record when each student submitted and their extension, {student: (submitted_at,
+    extension)}, then the late penalty, as nbgrader's AssignLatePenalties does after
+    autograding: from the notebook's score (manual adjustments included), kept between 0
+    and that score. Returns what was recorded, per student. One transaction for all of
+    them (one per student took 2-3 s for a class of 200 after the last one was graded)."""
+    from nbgrader.api import Assignment, SubmittedAssignment
+    from sqlalchemy.orm import selectinload
+
     from .nbgrader_plugins import LatePenalty
 
     plugin = LatePenalty.of(policy)
 
     def write():
-        submission = gb.find_submission(assignment, student)
-        when = naive_utc(submitted_at)
-        if submission.timestamp != when:
-            submission.timestamp = when
-        if submission.extension != extension:
-            submission.extension = extension
+        found = {s.student_id: s for s in (
+            gb.db.query(SubmittedAssignment).join(Assignment)
+            .filter(Assignment.name == assignment, SubmittedAssignment.student_id.in_(list(times)))
+            .options(selectinload(SubmittedAssignment.notebooks)))}
+        for student, (submitted_at, extension) in times.items():
+            if student not in found:
+                raise MissingEntry(f"no submission of {assignment} by {student}")
+            submission, when = found[student], naive_utc(submitted_at)
+            if submission.timestamp != when:
+                submission.timestamp = when
+            if submission.extension != extension:
+                submission.extension = extension
         gb.db.flush()
-        late = float(submission.total_seconds_late) if submission.assignment.duedate is not None else 0.0
-        total = 0.0
-        for nb in submission.notebooks:
-            if nb.name != notebook:
-                continue
-            penalty = plugin.late_submission_penalty(student, float(nb.score), late) if late > 0 else None
-            if penalty is not None:
-                penalty = max(0.0, min(float(nb.score), float(penalty)))
-            if nb.late_submission_penalty != penalty:
-                nb.late_submission_penalty = penalty
-            total += penalty or 0.0
+        out = {}
+        for student in times:
+            submission = found[student]
+            late = float(submission.total_seconds_late) if submission.assignment.duedate is not None else 0.0
+            total = 0.0
+            for nb in submission.notebooks:
+                if nb.name != notebook:
+                    continue
+                penalty = plugin.late_submission_penalty(student, float(nb.score), late) if late > 0 else None
+                if penalty is not None:
+                    penalty = max(0.0, min(float(nb.score), float(penalty)))
+                if nb.late_submission_penalty != penalty:
+                    nb.late_submission_penalty = penalty
+                total += penalty or 0.0
+            out[student] = {"seconds_late": late, "penalty": round(total, 6)}
         gb.db.commit()
-        return {"seconds_late": late, "penalty": round(total, 6)}
+        return out
 
-    return _retrying(gb, f"the submission time of {student}", write)
+    return _retrying(gb, "the submission times", write)
 
 
 def standings(gb: Gradebook, assignment: str) -> dict[str, dict]:
     """{student: what the gradebook holds for this assignment}: per test the score that counts
     (a manual score over the automatic one) and whether it was set by hand, the total, the
     late penalty, the score after it (as `nbgrader export` computes it) and the timestamp."""
+    from nbgrader.api import Assignment, Notebook, SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy.orm import selectinload, undefer
+
     out = {}
-    try:
-        subs = gb.find_assignment(assignment).submissions
-    except MissingEntry:
+    found = gb.db.query(Assignment).filter(Assignment.name == assignment).options(
+        selectinload(Assignment.notebooks).selectinload(Notebook._base_cells)).one_or_none()
+    if found is None:
         return out
-    for sub in subs:
+    names = {c.id: c.name for nb in found.notebooks for c in nb._base_cells}
+    subs = (gb.db.query(SubmittedAssignment).filter(SubmittedAssignment.assignment_id == found.id)
+            .options(undefer(SubmittedAssignment.score), undefer(SubmittedAssignment.late_submission_penalty),
+                     selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades)))
+    for sub in subs:                 # in four queries, not several per student
         tests, manual = {}, {}
         for nb in sub.notebooks:
             for grade in nb.grades:
-                tests[grade.name] = float(grade.score)
+                name = names[grade.cell_id]
+                tests[name] = float(grade.score)
                 if grade.manual_score is not None or grade.extra_credit:
-                    manual[grade.name] = float(grade.score)
+                    manual[name] = float(grade.score)
         penalty = float(sub.late_submission_penalty or 0.0)
         raw = float(sub.score)
         late = float(sub.total_seconds_late) if sub.assignment.duedate is not None else 0.0
-        out[sub.student.id] = {"tests": tests, "manual": manual, "raw_score": raw, "penalty": penalty,
+        out[sub.student_id] = {"tests": tests, "manual": manual, "raw_score": raw, "penalty": penalty,
                                "score": max(0.0, raw - penalty), "timestamp": sub.timestamp,
                                "extension": sub.extension, "seconds_late": late}
     return out

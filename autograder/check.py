@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import course
-from .notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, load_source, nbgrader_meta,
-                       parse_notebook, read_notebook, read_regular_file)
+from .notebook import (NotebookError, SourceNotebook, _cells_imports, assignment_ids, cells_to_run, load_source,
+                       nbgrader_meta, parse_notebook, read_notebook, read_regular_file)
 from .testcells import TestResult, compile_cell, run_test_cells
 
 
@@ -92,14 +92,29 @@ def recognise_assignment(nb, name: str = "notebook") -> str:
     return best
 
 
-def _launch(no_sandbox: bool, warm: tuple[str, ...]):
+def _template(no_sandbox: bool, warm: tuple[str, ...]):
+    """As root, torch is imported once, here, and the sandbox's zygote is forked from this
+    process (sandbox/template.py) before it reads the course's notebook; else None (the
+    sandbox's own zygote imports torch while this process does)."""
+    from .sandbox.host import bwrap_path
+
+    if no_sandbox or os.geteuid() != 0 or not bwrap_path():
+        return None
+    from .grade.worker import _warm
+    from .sandbox.template import Template
+
+    _warm(warm)
+    return Template.fork()
+
+
+def _launch(no_sandbox: bool, warm: tuple[str, ...], template=None):
     """Start the sandbox (its zygote warms up while this process imports); (box, None), or
     (None, why not) where it cannot be used."""
     from .sandbox.host import Limits, Sandbox, SandboxUnavailable, bwrap_path
 
     if no_sandbox or not bwrap_path():
         return None, "asked for no sandbox" if no_sandbox else "bubblewrap (bwrap) is not installed"
-    box = Sandbox(limits=Limits(), warm=warm)
+    box = Sandbox(limits=Limits(), warm=warm, template=template)
     try:
         box.launch()
         return box, None
@@ -136,8 +151,9 @@ def check_student(notebook: str | Path, assignment: str | None = None, *,
     data = read_regular_file(path)
     nb = parse_notebook(data, path.name)
     assignment = assignment or recognise_assignment(nb, path.name)
+    template = _template(no_sandbox, _cells_imports(nb.cells))
     source = visible_only(load_source(course.source_notebook(assignment)))
-    box, why = _launch(no_sandbox, source.imports)
+    box, why = _launch(no_sandbox, source.imports, template)
     try:
         from .grade.submission import grade_submission    # NumPy, torch: while the sandbox warms up
         from .grade.worker import _warm
@@ -151,6 +167,8 @@ def check_student(notebook: str | Path, assignment: str | None = None, *,
     finally:
         if box is not None:
             box.close()
+        if template is not None:
+            template.close()
     results = [TestResult(**t) for t in record["tests"]]
     notes = [f["message"] for f in record["flags"] if f["student_visible"]]
     return StudentCheck(assignment, where, results, notes)

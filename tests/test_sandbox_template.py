@@ -1,0 +1,110 @@
+"""A zygote forked from a template (autograder/sandbox/template.py) must be in the same box as
+a zygote bubblewrap starts itself: the sandbox's namespaces and root, nothing of its parent's
+open files, environment or privileges beyond what bubblewrap leaves a zygote. Compared here
+with the holder process bubblewrap built the sandbox around, and with a zygote bubblewrap
+started (the way grading worked before templates, and still works where they cannot)."""
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from autograder.sandbox.host import SANDBOX_SCRATCH, Limits, Sandbox, sandbox_env
+from autograder.sandbox.template import Template
+from tests.conftest import SANDBOX
+
+pytestmark = pytest.mark.skipif(not SANDBOX or os.geteuid() != 0,
+                                reason="templates are used as root, with bubblewrap")
+
+SHARED = ("ipc", "uts", "net", "cgroup", "mnt")
+
+
+def _status(pid: int) -> dict[str, str]:
+    lines = open(f"/proc/{pid}/status").read().splitlines()
+    return dict(line.split(":\t", 1) for line in lines if ":\t" in line)
+
+
+def _ns(pid: int, name: str) -> str:
+    return os.readlink(f"/proc/{pid}/ns/{name}")
+
+
+@pytest.fixture
+def forked(monkeypatch):
+    monkeypatch.setenv("AUTOGRADER_TEST_SECRET", "do-not-leak-" + os.urandom(6).hex())
+    template = Template.fork()
+    box = Sandbox(limits=Limits(), warm=("numpy",), template=template)
+    box.start()
+    yield box
+    box.close()
+    template.close()
+
+
+def _holder(box: Sandbox) -> int:
+    """bubblewrap's process inside the sandbox (pid 1 of its PID namespace)."""
+    children = open(f"/proc/{box.proc.pid}/task/{box.proc.pid}/children").read().split()
+    return int(children[0])
+
+
+def test_the_zygote_is_inside_the_sandbox(forked):
+    zygote, holder = forked.zygote_pid, _holder(forked)
+    for name in SHARED:
+        assert _ns(zygote, name) == _ns(holder, name), name
+        assert _ns(zygote, name) != _ns(os.getpid(), name), name
+    # its children are born in the sandbox's PID namespace
+    assert _ns(zygote, "pid_for_children") == _ns(holder, "pid")
+    assert os.readlink(f"/proc/{zygote}/cwd") == SANDBOX_SCRATCH
+    assert sorted(os.listdir(f"/proc/{zygote}/root/")) == sorted(os.listdir(f"/proc/{holder}/root/"))
+    assert not os.path.exists(f"/proc/{zygote}/root/{os.getcwd()}/solutions")
+
+
+def test_the_zygote_keeps_nothing_of_its_parent(forked):
+    zygote = forked.zygote_pid
+    fds = {int(fd): os.readlink(f"/proc/{zygote}/fd/{fd}") for fd in os.listdir(f"/proc/{zygote}/fd")}
+    assert {fds[0], fds[1], fds[2]} == {"/dev/null"}
+    assert len(fds) == 4 and fds[3].startswith("socket:"), fds     # its control socket, nothing else
+    environ = open(f"/proc/{zygote}/environ", "rb").read()
+    assert environ.strip(b"\0") == b"", "the environment it was started with is still readable"
+    assert b"do-not-leak" not in open(f"/proc/{zygote}/environ", "rb").read()
+    status = _status(zygote)
+    assert status["NoNewPrivs"].strip() == "1"
+    assert status["Seccomp"].strip() == "0"
+    # as bwrap leaves its own zygote (root, and the capabilities it needs to hand each
+    # submission its own uid and namespaces); every submission drops all of them
+    assert status["Uid"].split()[0] == "0"
+
+
+def test_the_zygote_environment_is_the_sandboxes(forked):
+    session = forked.session(b"{}", "probe.ipynb", ["import os\nENV = dict(os.environ)\nUID = os.getuid()\n"
+                                                    "CAPS = open('/proc/self/status').read()"], ["ENV", "UID", "CAPS"])
+    try:
+        env = session.get("ENV")
+        uid = session.get("UID")
+        caps = dict(line.split(":\t", 1) for line in session.get("CAPS").splitlines() if ":\t" in line)
+    finally:
+        session.close()
+    # the student's process: the sandbox's environment (plus what IPython and its own setup
+    # add), its own uid, no capabilities
+    assert {k: env[k] for k in sandbox_env() if k not in ("HOME",)} == \
+        {k: v for k, v in sandbox_env().items() if k != "HOME"}
+    assert "AUTOGRADER_TEST_SECRET" not in env
+    assert uid != 0
+    assert int(caps["CapEff"], 16) == 0 and int(caps["CapPrm"], 16) == 0
+
+
+def test_a_failed_join_is_reported_not_hung():
+    """A holder that is gone before the zygote joins it: the sandbox does not start, in one
+    clear error, within seconds."""
+    template = Template.fork()
+    try:
+        ours, theirs = socket.socketpair()
+        pid = template.zygote(theirs, 2 ** 22 - 1, [])      # no such process
+        theirs.close()
+        ours.settimeout(10)
+        from autograder.sandbox import protocol
+
+        header, _ = protocol.recv(ours)
+        assert header["op"] == "failed" and "No such file" in header["error"], header
+        assert pid > 0
+    finally:
+        template.close()

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import course
-from .notebook import (NotebookError, SourceNotebook, _cells_imports, assignment_ids, cells_to_run, load_source,
-                       nbgrader_meta, parse_notebook, read_notebook, read_regular_file)
+from .notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, load_source, nbgrader_meta,
+                       parse_notebook, read_notebook, read_regular_file, source_imports)
 from .testcells import TestResult, compile_cell, run_test_cells
 
 
@@ -94,8 +94,8 @@ def recognise_assignment(nb, name: str = "notebook") -> str:
 
 def _template(no_sandbox: bool, warm: tuple[str, ...]):
     """As root, torch is imported once, here, and the sandbox's zygote is forked from this
-    process (sandbox/template.py) before it reads the course's notebook; else None (the
-    sandbox's own zygote imports torch while this process does)."""
+    process (sandbox/template.py); else None (the sandbox's own zygote imports torch while
+    this process does). Nothing here is secret from the student: the check runs as them."""
     from .sandbox.host import bwrap_path
 
     if no_sandbox or os.geteuid() != 0 or not bwrap_path():
@@ -151,8 +151,9 @@ def check_student(notebook: str | Path, assignment: str | None = None, *,
     data = read_regular_file(path)
     nb = parse_notebook(data, path.name)
     assignment = assignment or recognise_assignment(nb, path.name)
-    template = _template(no_sandbox, _cells_imports(nb.cells))
-    source = visible_only(load_source(course.source_notebook(assignment)))
+    source_path = course.source_notebook(assignment)
+    template = _template(no_sandbox, source_imports(source_path))
+    source = visible_only(load_source(source_path))
     box, why = _launch(no_sandbox, source.imports, template)
     try:
         from .grade.submission import grade_submission    # NumPy, torch: while the sandbox warms up

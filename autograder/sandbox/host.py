@@ -280,7 +280,11 @@ class Sandbox:
         with os.fdopen(info_r, "rb") as info:
             holder = json.loads(info.read(4096) or b"{}").get("child-pid")
         if self.proc.stdout.readline() != b"ready\n" or not isinstance(holder, int):
-            err = self.proc.stderr.read().decode(errors="replace")[-500:] if self.proc.poll() is not None else ""
+            try:
+                self.proc.wait(timeout=5)       # bubblewrap said why on stderr, and ended
+                err = self.proc.stderr.read().decode(errors="replace")[-500:]
+            except subprocess.TimeoutExpired:
+                err = ""
             self.kill()
             raise SandboxUnavailable(f"the sandbox did not start: {err.strip()}")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -302,7 +306,8 @@ class Sandbox:
             raise SandboxUnavailable(f"the sandbox did not start ({exc}) {err.strip()}") from None
         if header.get("op") != "ready":
             self.kill()
-            raise SandboxUnavailable(f"the sandbox did not start {protocol.clean_text(str(header.get('error', '')), 500)}")
+            why = protocol.clean_text(str(header.get("error", "")), 500)
+            raise SandboxUnavailable("the sandbox did not start" + (f": {why}" if why else ""))
 
     def kill(self) -> None:
         if self.proc is not None:

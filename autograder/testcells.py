@@ -53,6 +53,7 @@ class SubmissionBroken(Exception):
 
 
 @functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=1024)
 def compile_cell(source: str, name: str):
     """Compile notebook cell source (IPython syntax such as %magics allowed). The same test
     cells run for every student: each is transformed and compiled once (code objects are

@@ -233,3 +233,18 @@ def test_the_autograded_notebook_is_valid_and_holds_the_instructors_tests():
     assert [o.evalue for o in cells[failed].outputs] == ["look at the axis"]
     assert all(c.execution_count is None for c in nb.cells if c.cell_type == "code")
     assert _autograded(source, dict(result, flags=[{"code": "corrupt"}]), data) is None
+
+
+def test_the_fork_server_keeps_no_secret_of_the_environment():
+    """The sandboxes' zygotes descend from the fork server (sandbox/template.py): it keeps
+    where things are and how to format them, and drops everything else."""
+    from autograder.grade.run import fork_server_env
+
+    given = {"PATH": "/usr/bin", "HOME": "/home/t", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "1",
+             "JUPYTER_CONFIG_PATH": "/c", "PGPASSWORD": "pw", "AWS_SECRET_ACCESS_KEY": "k",
+             "JUPYTER_TOKEN": "tok", "GITHUB_TOKEN": "gh", "DATABASE_URL": "postgresql://u:pw@h/db"}
+    env = fork_server_env(given)
+    for kept in ("PATH", "HOME", "LC_ALL", "OMP_NUM_THREADS", "JUPYTER_CONFIG_PATH"):
+        assert env[kept] == given[kept]
+    assert not {"PGPASSWORD", "AWS_SECRET_ACCESS_KEY", "JUPYTER_TOKEN", "GITHUB_TOKEN", "DATABASE_URL"} & set(env)
+    assert env["PYTHONMALLOC"] == "malloc"           # Python's objects in huge pages: cheap forks

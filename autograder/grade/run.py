@@ -220,8 +220,9 @@ class _Pool:
 # What the fork server, so every worker and every sandbox's zygote, keeps of this process's
 # environment: where things are and how to format them, nothing that may hold a password
 # or a token (PGPASSWORD, cloud keys...).
-_KEEP_ENV = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH"}
-_KEEP_ENV_PREFIXES = ("LC_", "AUTOGRADER_", "JUPYTER_", "OMP_", "MKL_", "OPENBLAS_")
+_KEEP_ENV = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH",
+             "JUPYTER_CONFIG_DIR", "JUPYTER_CONFIG_PATH", "JUPYTER_DATA_DIR", "JUPYTER_PATH"}   # not JUPYTER_TOKEN
+_KEEP_ENV_PREFIXES = ("LC_", "AUTOGRADER_", "OMP_", "MKL_", "OPENBLAS_")
 
 
 def fork_server_env(environ) -> dict[str, str]:

@@ -417,7 +417,7 @@ class _Gradebook:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="gradebook")
         self._jobs: list = []
         self._pending: list[tuple[dict, bool]] = []
-        self._where: tuple[str, str] | None = None
+        self._where = (assignment, source.path.stem)
         self._queued, self._last = False, time.monotonic()
         self._lock = threading.Lock()
         self._gb = self._opened = None
@@ -453,10 +453,9 @@ class _Gradebook:
     # the next time.)
     BATCH_SECONDS, BATCH_SIZE = 1.0, 50
 
-    def record_later(self, assignment: str, notebook_name: str, result: dict, fresh: bool) -> None:
+    def record_later(self, result: dict, fresh: bool) -> None:
         """Queue a student's scores; the thread writes what has queued up in one transaction."""
         with self._lock:
-            self._where = (assignment, notebook_name)
             self._pending.append((result, fresh))
             due = not self._queued and (len(self._pending) >= self.BATCH_SIZE
                                         or time.monotonic() - self._last >= self.BATCH_SECONDS)
@@ -613,7 +612,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         pool.trim(len(todo))
 
         for result in done.values():        # reused results: make sure the gradebook has them
-            book.record_later(assignment, notebook_name, result, False)
+            book.record_later(result, False)
 
         def finish(result: dict) -> None:
             if "abandoned" in result:
@@ -621,7 +620,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
             result["key"] = key
             ws.save_result(slugs[result["student"]], result)
             book.check()                    # a gradebook that cannot open stops the run here
-            book.record_later(assignment, notebook_name, result, True)
+            book.record_later(result, True)
             done[result["student"]] = result
             # the graded notebook now, while the workers grade (on this machine's other
             # core, in effect), rather than after the last student, on one

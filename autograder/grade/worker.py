@@ -1,9 +1,10 @@
 """A grading worker: one warm sandbox, one submission at a time, until told to stop.
 
 Imported once by the server that forks the workers (`run._Pool`), with the assignment's own
-modules: a new worker starts with NumPy, torch and the grading code already loaded. It
-starts its sandbox first, then finishes its own imports while the sandbox's zygote warms
-up on the other core.
+modules: a new worker starts with NumPy, torch and the grading code already loaded. Before
+it reads anything, it forks the template its sandboxes' zygotes are forked from
+(sandbox/template.py); without one (not root), each sandbox's zygote imports its modules
+itself while the worker reads the assignment.
 """
 from __future__ import annotations
 

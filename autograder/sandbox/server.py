@@ -64,6 +64,15 @@ def _warm_imports(warm: str = "") -> None:
     gc.freeze()
 
 
+def check_call(result: int, what: str) -> None:
+    """A libc call's result through ctypes: anything but 0 raises OSError with errno's text."""
+    import ctypes
+
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
 def _isolate(scratch_bytes: int) -> None:
     """Give this process (and what it starts) a mount namespace of its own, with a fresh,
     empty scratch space and /dev/shm, and make its next child the first process of a new
@@ -76,17 +85,13 @@ def _isolate(scratch_bytes: int) -> None:
     clone_newns, clone_newpid = 0x00020000, 0x20000000
     ms_nosuid, ms_nodev, ms_rec, ms_private = 2, 4, 16384, 1 << 18
 
-    def check(result: int, what: str) -> None:
-        if result != 0:
-            raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
-
-    check(libc.unshare(clone_newns | clone_newpid), "unshare")
-    check(libc.mount(b"none", b"/", None, ms_rec | ms_private, None), "making mounts private")
+    check_call(libc.unshare(clone_newns | clone_newpid), "unshare")
+    check_call(libc.mount(b"none", b"/", None, ms_rec | ms_private, None), "making mounts private")
     options = f"size={int(scratch_bytes)},mode=1777".encode()
-    check(libc.mount(b"tmpfs", SCRATCH["root"].encode(), b"tmpfs", ms_nosuid | ms_nodev, options),
+    check_call(libc.mount(b"tmpfs", SCRATCH["root"].encode(), b"tmpfs", ms_nosuid | ms_nodev, options),
           "mounting the scratch space")
     if os.path.isdir("/dev/shm"):
-        check(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", ms_nosuid | ms_nodev, b"size=64m,mode=1777"),
+        check_call(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", ms_nosuid | ms_nodev, b"size=64m,mode=1777"),
               "mounting /dev/shm")
 
 

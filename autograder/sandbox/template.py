@@ -40,12 +40,6 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
 def _close_fds_except(keep: set[int]) -> None:
     low = 0
     for high in [*sorted(keep), os.sysconf("SC_OPEN_MAX")]:
@@ -66,7 +60,7 @@ class Template:
         sandbox starts its own interpreter."""
         from .host import bwrap_path
 
-        if os.geteuid() != 0 or not bwrap_path() or not hasattr(os, "fork"):
+        if os.geteuid() != 0 or not bwrap_path():
             return None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         parent = os.getpid()
@@ -85,10 +79,7 @@ class Template:
         reply = self.sock.recv(8)
         if len(reply) != 8:
             raise OSError("the sandbox template ended")
-        (value,) = struct.unpack("!q", reply)
-        if value < 0:
-            raise OSError(-value, os.strerror(-value))
-        return value
+        return struct.unpack("!q", reply)[0]
 
     def zygote(self, control: socket.socket, holder: int, cgroups: list[str]) -> int:
         """Fork a zygote into the namespaces of process `holder` (bubblewrap's); returns its pid."""
@@ -198,7 +189,7 @@ def _zygote(control_fd: int, request: dict) -> None:
     root = os.open(f"/proc/{holder}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     _close_fds_except({control_fd, root, *spaces})
     for name, fd in zip(NAMESPACES, spaces):
-        _check(libc.setns(fd, 0), f"joining the sandbox's {name} namespace")
+        server.check_call(libc.setns(fd, 0), f"joining the sandbox's {name} namespace")
         os.close(fd)
     os.fchdir(root)
     os.chroot(".")
@@ -217,6 +208,6 @@ def _zygote(control_fd: int, request: dict) -> None:
         # harmless names): blank it, so a submission sees only the sandbox's.
         ctypes.memset(env_start, 0, env_end - env_start)
     sys.dont_write_bytecode = True
-    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "setting no-new-privileges")
+    server.check_call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "setting no-new-privileges")
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     server.zygote(control_fd, warm="")

@@ -46,31 +46,49 @@ def _holder(box: Sandbox) -> int:
     return int(children[0])
 
 
+def _zygote(box: Sandbox) -> int:
+    """The process that forks each submission: the one child of the process the template
+    forked (which joined the namespaces, and waits)."""
+    joiner = box.zygote_pid
+    children = open(f"/proc/{joiner}/task/{joiner}/children").read().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
 def test_the_zygote_is_inside_the_sandbox(forked):
-    zygote, holder = forked.zygote_pid, _holder(forked)
-    for name in SHARED:
-        assert _ns(zygote, name) == _ns(holder, name), name
-        assert _ns(zygote, name) != _ns(os.getpid(), name), name
-    # its children are born in the sandbox's PID namespace
-    assert _ns(zygote, "pid_for_children") == _ns(holder, "pid")
+    joiner, zygote, holder = forked.zygote_pid, _zygote(forked), _holder(forked)
+    for pid in (joiner, zygote):
+        for name in SHARED:
+            assert _ns(pid, name) == _ns(holder, name), name
+            assert _ns(pid, name) != _ns(os.getpid(), name), name
+        # its children are born in the sandbox's PID namespace
+        assert _ns(pid, "pid_for_children") == _ns(holder, "pid")
+    # the zygote is a process of the sandbox (the one that joined stays outside, waiting)
+    assert _ns(zygote, "pid") == _ns(holder, "pid")
+    assert _ns(joiner, "pid") == _ns(os.getpid(), "pid")
     assert os.readlink(f"/proc/{zygote}/cwd") == SANDBOX_SCRATCH
     assert sorted(os.listdir(f"/proc/{zygote}/root/")) == sorted(os.listdir(f"/proc/{holder}/root/"))
     assert not os.path.exists(f"/proc/{zygote}/root/{os.getcwd()}/solutions")
 
 
 def test_the_zygote_keeps_nothing_of_its_parent(forked):
-    zygote = forked.zygote_pid
+    joiner, zygote = forked.zygote_pid, _zygote(forked)
     fds = {int(fd): os.readlink(f"/proc/{zygote}/fd/{fd}") for fd in os.listdir(f"/proc/{zygote}/fd")}
     assert {fds[0], fds[1], fds[2]} == {"/dev/null"}
-    assert len(fds) == 4 and fds[3].startswith("socket:"), fds     # its control socket, nothing else
-    environ = open(f"/proc/{zygote}/environ", "rb").read()
-    assert environ.strip(b"\0") == b"", "the environment it was started with is still readable"
-    status = _status(zygote)
-    assert status["NoNewPrivs"].strip() == "1"
-    assert status["Seccomp"].strip() == "0"
-    # as bwrap leaves its own zygote (root, and the capabilities it needs to hand each
-    # submission its own uid and namespaces); every submission drops all of them
-    assert status["Uid"].split()[0] == "0"
+    # its control socket, and its own PID namespace (to return to after each submission's fork)
+    assert sorted(fds) == [0, 1, 2, 3, 4], fds
+    assert sorted(v.split(":")[0] for k, v in fds.items() if k > 2) == ["pid", "socket"], fds
+    joiner_fds = {os.readlink(f"/proc/{joiner}/fd/{fd}") for fd in os.listdir(f"/proc/{joiner}/fd")}
+    assert joiner_fds == {"/dev/null"}, joiner_fds
+    for pid in (joiner, zygote):
+        environ = open(f"/proc/{pid}/environ", "rb").read()
+        assert environ.strip(b"\0") == b"", "the environment it was started with is still readable"
+        status = _status(pid)
+        assert status["NoNewPrivs"].strip() == "1"
+        assert status["Seccomp"].strip() == "0"
+        # as bwrap leaves its own zygote (root, and the capabilities it needs to hand each
+        # submission its own uid and namespaces); every submission drops all of them
+        assert status["Uid"].split()[0] == "0"
 
 
 def test_the_zygote_environment_is_the_sandboxes(forked):

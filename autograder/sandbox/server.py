@@ -73,19 +73,40 @@ def check_call(result: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
+CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+
+
+class _PidNamespaces:
+    """Each submission's process tree is a PID namespace of its own, made by the zygote's one
+    fork per submission: `unshare(CLONE_NEWPID)` makes the zygote's next child the first
+    process of a new namespace, and `setns` on the zygote's own namespace puts it back for
+    the next submission (a second unshare is refused until then)."""
+
+    def __init__(self):
+        import ctypes
+
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+
+    def next_child_in_a_new_one(self) -> None:
+        check_call(self.libc.unshare(CLONE_NEWPID), "unshare (a PID namespace)")
+
+    def back(self) -> None:
+        check_call(self.libc.setns(self.own, CLONE_NEWPID), "setns (the zygote's PID namespace)")
+
+
 def _isolate(scratch_bytes: int) -> None:
-    """Give this process (and what it starts) a mount namespace of its own, with a fresh,
-    empty scratch space and /dev/shm, and make its next child the first process of a new
-    PID namespace. When that child ends, the kernel ends every process of the namespace,
-    and the scratch space disappears with the last of them: nothing one submission leaves
-    behind, files or processes, can reach the next."""
+    """Give this process (the first of a submission's PID namespace) and what it starts a
+    mount namespace of its own, with a fresh, empty scratch space, /dev/shm and a /proc that
+    shows only this namespace's processes. When this process ends, the kernel ends every
+    process of the namespace, and the scratch space disappears with the last of them:
+    nothing one submission leaves behind, files or processes, can reach the next."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    clone_newns, clone_newpid = 0x00020000, 0x20000000
-    ms_nosuid, ms_nodev, ms_rec, ms_private = 2, 4, 16384, 1 << 18
+    ms_nosuid, ms_nodev, ms_noexec, ms_rec, ms_private = 2, 4, 8, 16384, 1 << 18
 
-    check_call(libc.unshare(clone_newns | clone_newpid), "unshare")
+    check_call(libc.unshare(CLONE_NEWNS), "unshare (a mount namespace)")
     check_call(libc.mount(b"none", b"/", None, ms_rec | ms_private, None), "making mounts private")
     options = f"size={int(scratch_bytes)},mode=1777".encode()
     check_call(libc.mount(b"tmpfs", SCRATCH["root"].encode(), b"tmpfs", ms_nosuid | ms_nodev, options),
@@ -93,14 +114,7 @@ def _isolate(scratch_bytes: int) -> None:
     if os.path.isdir("/dev/shm"):
         check_call(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", ms_nosuid | ms_nodev, b"size=64m,mode=1777"),
               "mounting /dev/shm")
-
-
-def _mount_proc() -> None:
-    """Inside the new PID namespace: a /proc that shows only this submission's processes."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mount(b"proc", b"/proc", b"proc", 2 | 4 | 8, None)   # nosuid, nodev, noexec; best effort
+    libc.mount(b"proc", b"/proc", b"proc", ms_nosuid | ms_nodev | ms_noexec, None)   # best effort
 
 
 def _status_code(status: int) -> int:
@@ -111,35 +125,25 @@ def _status_code(status: int) -> int:
 
 
 def _submission(conn: socket.socket, request: dict, uid: int | None) -> int:
-    """Run one submission; returns its exit code (128 + signal if a signal ended it)."""
+    """Run one submission; returns its exit code (128 + signal if a signal ended it). In the
+    sandbox this process is PID 1 of the submission's namespace: it starts the submission's
+    process, reaps whatever else appears, and ends (taking the namespace with it) when that
+    one ends."""
     if not SCRATCH["sandboxed"]:
         _child(conn, request, uid)
         return 0
     _isolate(int(request["limits"]["scratch_bytes"]))
-    init = os.fork()
-    if init == 0:
-        # PID 1 of the submission's namespace: it starts the submission's process, reaps
-        # whatever else appears, and ends (taking the namespace with it) when that one ends.
-        code = 0
+    student = os.fork()
+    if student == 0:
         try:
-            _mount_proc()
-            student = os.fork()
-            if student == 0:
-                try:
-                    _child(conn, request, uid)
-                finally:
-                    os._exit(0)
-            conn.close()
-            while True:
-                pid, status = os.waitpid(-1, 0)
-                if pid == student:
-                    code = _status_code(status)
-                    break
+            _child(conn, request, uid)
         finally:
-            os._exit(code)
+            os._exit(0)
     conn.close()
-    _, status = os.waitpid(init, 0)
-    return _status_code(status)
+    while True:
+        pid, status = os.waitpid(-1, 0)
+        if pid == student:
+            return _status_code(status)
 
 
 def _sweep_unsafe(child_pid: int, uid: int | None) -> None:
@@ -245,6 +249,7 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
     privileged = os.geteuid() == 0 and SCRATCH["sandboxed"]
     from autograder.sandbox import protocol
 
+    spaces = _PidNamespaces() if SCRATCH["sandboxed"] else None
     protocol.send(control, {"op": "ready", "privileged": privileged})
     while True:
         try:
@@ -256,9 +261,18 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
         request = __import__("json").loads(msg.decode())
         uid = int(request["uid"]) if privileged else None
         conn = socket.socket(fileno=fds[0])
-        pid = os.fork()
+        if spaces is not None:
+            spaces.next_child_in_a_new_one()
+        pid = -1
+        try:
+            pid = os.fork()
+        finally:
+            if spaces is not None and pid != 0:
+                spaces.back()
         if pid == 0:
             control.close()
+            if spaces is not None:
+                os.close(spaces.own)
             code = 1
             try:
                 code = _submission(conn, request, uid)

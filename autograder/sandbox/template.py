@@ -210,4 +210,16 @@ def _zygote(control_fd: int, request: dict) -> None:
     sys.dont_write_bytecode = True
     server.check_call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "setting no-new-privileges")
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    server.zygote(control_fd, warm="")
+    # `setns` moved this process's children into the sandbox's PID namespace, not this
+    # process: the zygote proper is its child, a process of the sandbox, which can then give
+    # each submission a namespace of its own with a single fork (server.zygote). This one
+    # waits for it, holding nothing, and ends with it; the zygote dies with this one.
+    zygote = os.fork()
+    if zygote == 0:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != 0:             # its parent (outside the namespace: 0 here) is gone
+            return
+        server.zygote(control_fd, warm="")
+        return
+    os.close(control_fd)
+    os.waitpid(zygote, 0)

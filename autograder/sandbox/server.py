@@ -1,8 +1,9 @@
 """The process inside the sandbox: a zygote that forks one child per submission.
 
 Started by autograder.sandbox (inside bubblewrap), with a control socket whose fd it is given. The
-zygote imports NumPy, PyTorch and IPython once, then for every submission receives a
-fresh socket (SCM_RIGHTS) and forks a child that:
+zygote imports NumPy, PyTorch and IPython once (or is forked with them loaded, template.py),
+then for every submission receives a fresh socket (SCM_RIGHTS) and forks the first process
+of a new PID namespace, which forks the submission's process, one that:
   * drops to an unprivileged uid with no capabilities, in a new session;
   * sets limits: address space, CPU seconds, processes, file size, open files;
   * writes the student's notebook into an empty scratch directory and runs its code

@@ -16,11 +16,13 @@ a zygote, which:
     namespaces (`setns`), and takes the sandbox's root as its own (`chroot`);
   * keeps only its control socket (0, 1 and 2 become the sandbox's /dev/null), gets exactly
     the environment bubblewrap gives, and sets no-new-privileges, as bubblewrap does;
-  * then runs the same loop as a zygote started by bubblewrap (`server.zygote`).
+  * forks the zygote proper, a process of the sandbox's PID namespace (`setns` moves only
+    a process's children), which runs the same loop as a zygote started by bubblewrap
+    (`server.zygote`); the process that joined waits for it, holding nothing.
 
 Each submission is forked from it as before: a fresh mount and PID namespace nested in the
-sandbox's, its own uid, its limits (server.py). The zygote itself stays in the worker's PID
-namespace, where no submission can see it; its children are in the sandbox's.
+sandbox's, its own uid, its limits (server.py). No submission sees the zygote: each one's
+/proc shows its own PID namespace only.
 """
 from __future__ import annotations
 

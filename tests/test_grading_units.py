@@ -210,6 +210,19 @@ def test_the_grading_parent_never_imports_torch_nor_builds_uri_grammars():
     assert "nbgrader.api" in loaded
 
 
+def test_nbformat_comes_without_the_packages_of_jsonschemas_format_checkers():
+    """A grading worker (and a student's check) parses notebooks with nbformat, which validates
+    with jsonschema, whose format checkers import idna, isoduration and others when installed
+    (0.2 s; nbformat checks no format). They stay importable for whoever needs them."""
+    code = ("import sys, autograder.grade.worker; "
+            "from autograder.notebook import import_nbformat; import_nbformat(); "
+            "assert 'jsonschema' in sys.modules and 'nbformat.validator' in sys.modules; "
+            "assert not {'idna', 'isoduration', 'webcolors', 'jsonpointer'} & set(sys.modules), "
+            "{'idna', 'isoduration', 'webcolors', 'jsonpointer'} & set(sys.modules); "
+            "import idna, isoduration")
+    _modules_imported(code)
+
+
 def test_the_autograded_notebook_is_valid_and_holds_the_instructors_tests():
     """Written as plain JSON for a version 4 notebook: nbformat must read and validate it, with
     every test cell's instructor source and a failed test's message as its error output."""

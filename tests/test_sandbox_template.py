@@ -125,3 +125,29 @@ def test_a_failed_join_is_reported_not_hung():
         assert pid > 0
     finally:
         template.close()
+
+
+def test_at_its_cpu_limit_a_submission_ends_as_sigxcpu_would_end_it():
+    """The submission's process is the first of its PID namespace, which the kernel spares
+    the signals it has no handler for: without its own handler, SIGXCPU would be ignored and
+    the process killed a second later, reported as killed rather than out of CPU time."""
+    import time
+
+    template = Template.fork()
+    box = Sandbox(limits=Limits(cpu_seconds=1, wall_seconds=30), warm=("numpy",), template=template)
+    try:
+        box.start()
+        spin = ("import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)   # no step limit\n"
+                "while True:\n    pass\n")
+        start = time.monotonic()
+        session = box.session(b"{}", "spin.ipynb", [spin], [])
+        try:
+            assert session.broken is not None and session.broken.startswith("CPU time limit reached"), \
+                session.broken
+            assert session.crash.get("signal") == "SIGXCPU", session.crash
+        finally:
+            session.close()
+        assert time.monotonic() - start < 10
+    finally:
+        box.close()
+        template.close()

@@ -2,8 +2,8 @@
 
 Started by autograder.sandbox (inside bubblewrap), with a control socket whose fd it is given. The
 zygote imports NumPy, PyTorch and IPython once (or is forked with them loaded, template.py),
-then for every submission receives a fresh socket (SCM_RIGHTS) and forks the first process
-of a new PID namespace, which forks the submission's process, one that:
+then for every submission receives a fresh socket (SCM_RIGHTS) and forks the submission's
+process, the first process of a new PID namespace, which:
   * drops to an unprivileged uid with no capabilities, in a new session;
   * sets limits: address space, CPU seconds, processes, file size, open files;
   * writes the student's notebook into an empty scratch directory and runs its code
@@ -119,32 +119,22 @@ def _isolate(scratch_bytes: int) -> None:
 
 
 def _status_code(status: int) -> int:
-    """A wait status as an exit code that survives one more process: 128 + signal number."""
+    """A wait status as one number: the exit code, or 128 + the signal that ended the process."""
     if os.WIFSIGNALED(status):
         return 128 + os.WTERMSIG(status)
     return os.WEXITSTATUS(status)
 
 
-def _submission(conn: socket.socket, request: dict, uid: int | None) -> int:
-    """Run one submission; returns its exit code (128 + signal if a signal ended it). In the
-    sandbox this process is PID 1 of the submission's namespace: it starts the submission's
-    process, reaps whatever else appears, and ends (taking the namespace with it) when that
-    one ends."""
-    if not SCRATCH["sandboxed"]:
-        _child(conn, request, uid)
-        return 0
-    _isolate(int(request["limits"]["scratch_bytes"]))
-    student = os.fork()
-    if student == 0:
-        try:
-            _child(conn, request, uid)
-        finally:
-            os._exit(0)
-    conn.close()
-    while True:
-        pid, status = os.waitpid(-1, 0)
-        if pid == student:
-            return _status_code(status)
+def _submission(conn: socket.socket, request: dict, uid: int | None) -> None:
+    """Run one submission in this process. In the sandbox this process is the first of the
+    submission's PID namespace: whatever it starts ends with it, when the kernel ends the
+    namespace. Being first, it is spared signals sent from inside the namespace that it has
+    no handler for (its own `os.kill(os.getpid(), SIGTERM)` does nothing); the signals the
+    kernel sends (faults, the memory and CPU limits) and the grader's, from outside, end it
+    as they end any process."""
+    if SCRATCH["sandboxed"]:
+        _isolate(int(request["limits"]["scratch_bytes"]))
+    _child(conn, request, uid)
 
 
 def _sweep_unsafe(child_pid: int, uid: int | None) -> None:
@@ -204,6 +194,14 @@ def _apply_limits(limits: dict, uid: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # over the size limit, writes fail instead
+    if os.getpid() == 1:
+        # The first process of a PID namespace is spared the signals that would end it by
+        # default (SIGKILL and the kernel's faults aside): at the CPU limit, end as SIGXCPU would.
+        signal.signal(signal.SIGXCPU, _cpu_limit_reached)
+
+
+def _cpu_limit_reached(signum, frame):
+    os._exit(128 + signal.SIGXCPU)
 
 
 def _child(sock: socket.socket, request: dict, uid: int | None) -> None:
@@ -276,7 +274,8 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
                 os.close(spaces.own)
             code = 1
             try:
-                code = _submission(conn, request, uid)
+                _submission(conn, request, uid)
+                code = 0
             finally:
                 os._exit(code)
         conn.close()

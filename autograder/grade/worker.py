@@ -14,13 +14,15 @@ import sys
 import numpy  # noqa: F401  (the tests' inputs and comparisons)
 
 from ..flags import flag
-from ..notebook import import_nbformat, load_source
+from ..notebook import import_nbformat, load_source, source_imports
 from ..sandbox.host import Limits, Sandbox, SandboxUnavailable
 from ..sandbox.template import Template
 from ..testcells import _transformer
 from .submission import grade_submission
 
-import_nbformat()          # every submission is parsed here
+# Every submission is parsed and validated here. nbformat compiles its validator on first use
+# (fastjsonschema: 0.1 s): once, in the fork server, rather than in each worker as it starts.
+import_nbformat().validate(import_nbformat().v4.new_notebook())
 _transformer()             # and its tests compiled as IPython would
 
 
@@ -56,10 +58,12 @@ def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> N
 
 
 def _serve_with(conn, slot: int, source_path: str, limits: Limits, unsafe: bool, template) -> None:
-    source = load_source(source_path)
-    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe, warm=source.imports, template=template)
+    # The sandbox starts first (bubblewrap, then its zygote), while this process parses the
+    # assignment: what its zygote imports is read from the notebook as plain JSON.
+    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe, warm=source_imports(source_path), template=template)
     try:
         box.launch()
+        source = load_source(source_path)
         _warm(source.imports)
         box.wait_ready()
     except SandboxUnavailable as exc:
@@ -69,6 +73,9 @@ def _serve_with(conn, slot: int, source_path: str, limits: Limits, unsafe: bool,
         except OSError:
             pass
         return
+    except BaseException:
+        box.close()
+        raise
     try:
         conn.send(("ready", None))
         while True:

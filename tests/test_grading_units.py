@@ -252,7 +252,7 @@ def test_the_autograded_notebook_is_valid_and_holds_the_instructors_tests():
 def test_the_fork_server_keeps_no_secret_of_the_environment():
     """The sandboxes' zygotes descend from the fork server (sandbox/template.py): it keeps
     where things are and how to format them, and drops everything else."""
-    from autograder.grade.run import fork_server_env
+    from autograder.grade.forkserver import fork_server_env
 
     given = {"PATH": "/usr/bin", "HOME": "/home/t", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "1",
              "JUPYTER_CONFIG_PATH": "/c", "PGPASSWORD": "pw", "AWS_SECRET_ACCESS_KEY": "k",
@@ -262,3 +262,30 @@ def test_the_fork_server_keeps_no_secret_of_the_environment():
         assert env[kept] == given[kept]
     assert not {"PGPASSWORD", "AWS_SECRET_ACCESS_KEY", "JUPYTER_TOKEN", "GITHUB_TOKEN", "DATABASE_URL"} & set(env)
     assert env["PYTHONMALLOC"] == "malloc"           # Python's objects in huge pages: cheap forks
+
+
+def test_a_mistake_in_the_command_stops_the_fork_server_it_started_early(tmp_path):
+    """`autograder grade` starts the fork server before it checks its command line (the
+    server's imports are most of a run's fixed cost). A mistake found then is one clear line,
+    and the server is stopped with the command, not left importing torch."""
+    import subprocess
+    import sys
+
+    mark = "fork-server-" + os.urandom(6).hex()         # the fork server keeps AUTOGRADER_* names
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "02_similarity", str(tmp_path / "absent"),
+                           "--workspace", str(tmp_path / "ws")],
+                          cwd=root, env=dict(os.environ, AUTOGRADER_TEST_MARK=mark),
+                          stdout=subprocess.DEVNULL, stderr=open(tmp_path / "err", "w"), timeout=60)
+    assert proc.returncode == 2
+    err = (tmp_path / "err").read_text()
+    assert err.startswith("autograder: error:") and len(err.strip().splitlines()) == 1, err
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if f"AUTOGRADER_TEST_MARK={mark}".encode() in open(f"/proc/{pid}/environ", "rb").read() \
+                    and b"forkserver" in open(f"/proc/{pid}/cmdline", "rb").read():
+                left.append(pid)
+        except OSError:
+            continue
+    assert not left, f"the finished command's fork server still runs: {left}"

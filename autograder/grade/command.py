@@ -10,16 +10,41 @@ def _names(ids: list[str], most: int = 8) -> str:
     return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
-def _cmd_grade(args) -> int:
-    from ..sandbox.host import Limits
-    from .run import grade
+def _start_fork_server(assignment: str) -> bool:
+    """The fork server's imports (torch) are most of a run's fixed cost: start them before
+    this process imports the grading machinery and checks the command. Nothing of this
+    process's command line or environment goes to it (forkserver.py). An unknown assignment
+    starts nothing here: `grade` says what is wrong."""
+    from .. import course
+    from ..notebook import source_imports
+    from . import forkserver
 
-    limits = Limits(wall_seconds=args.timeout, cpu_seconds=int(args.timeout),
-                    memory_bytes=args.memory_mb << 20)
-    summary = grade(args.assignment, args.submissions, workers=args.workers, workspace=args.workspace,
-                    db_url=args.db, limits=limits, regrade=args.regrade, unsafe=args.unsafe_no_sandbox,
-                    quiet=args.quiet, due=args.due, late_policy=args.late_policy, late_floor=args.late_floor,
-                    roster=args.roster, students=args.student or (), flagged=args.flagged)
+    try:
+        source_path = course.source_notebook(assignment)
+    except course.CourseError:
+        return False
+    forkserver.start(source_imports(source_path))
+    return True
+
+
+def _cmd_grade(args) -> int:
+    started = _start_fork_server(args.assignment)
+    try:
+        from ..sandbox.host import Limits
+        from .run import grade
+
+        limits = Limits(wall_seconds=args.timeout, cpu_seconds=int(args.timeout),
+                        memory_bytes=args.memory_mb << 20)
+        summary = grade(args.assignment, args.submissions, workers=args.workers, workspace=args.workspace,
+                        db_url=args.db, limits=limits, regrade=args.regrade, unsafe=args.unsafe_no_sandbox,
+                        quiet=args.quiet, due=args.due, late_policy=args.late_policy,
+                        late_floor=args.late_floor, roster=args.roster, students=args.student or (),
+                        flagged=args.flagged)
+    finally:
+        if started:
+            from . import forkserver
+
+            forkserver.stop()            # a mistake found before the workers started: no one needs it
     if summary["partial"]:
         print(f"regraded {len(summary['regraded'])} of {summary['students']} submissions of "
               f"{summary['assignment']} in {summary['seconds']} s ({_names(summary['regraded']) or 'none'}); "

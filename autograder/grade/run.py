@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from .. import course
 from ..flags import Flag, flag
-from . import digest, student_salt
+from . import digest, forkserver, student_salt
 from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, read_regular_file, source_imports
 from ..sandbox.host import Limits, bwrap_path, remove_stale_cgroups
 from ..submissions import Submission, collect
@@ -109,13 +108,12 @@ class _Pool:
         # the grading code and the modules the assignment's cells import. A fresh
         # interpreter per worker (spawn) would import torch once per worker.
         self.ctx = mp.get_context("forkserver")
-        self.ctx.set_forkserver_preload(["autograder.grade.worker", *warm])
         # Each worker's sandboxes are forked from its state before it reads anything secret
         # (template.py): what the fork server and the workers get of this process must hold
         # no secret either. The command line (a --db URL may carry a password) is left out
         # of what each worker is sent; the fork server starts with a reduced environment.
         self.argv, sys.argv = sys.argv, sys.argv[:1]
-        _start_fork_server()
+        forkserver.start(warm)          # unless `autograder grade` started it already
         self.source_path, self.limits, self.unsafe = source_path, limits, unsafe
         self.phases = phases or _Phases()
         self.next_slot, self.size, self.closed = 0, n, False
@@ -212,63 +210,9 @@ class _Pool:
         self.closed = True
         for w in self.workers:
             w.stop(kill=w.task is not None)
-        _stop_fork_server()
+        forkserver.stop()
         remove_stale_cgroups()
         sys.argv = self.argv
-
-
-# What the fork server, so every worker and every sandbox's zygote, keeps of this process's
-# environment: where things are and how to format them, nothing that may hold a password
-# or a token (PGPASSWORD, cloud keys...).
-_KEEP_ENV = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH",
-             "JUPYTER_CONFIG_DIR", "JUPYTER_CONFIG_PATH", "JUPYTER_DATA_DIR", "JUPYTER_PATH"}   # not JUPYTER_TOKEN
-_KEEP_ENV_PREFIXES = ("LC_", "AUTOGRADER_", "OMP_", "MKL_", "OPENBLAS_")
-
-
-def fork_server_env(environ) -> dict[str, str]:
-    env = {k: v for k, v in environ.items() if k in _KEEP_ENV or k.startswith(_KEEP_ENV_PREFIXES)}
-    # Every submission costs three forks of a process that has torch loaded (zygote, the
-    # namespace's init, the student's process), each copying its page tables, and three
-    # exits. With Python's objects in malloc's heap, and that heap in transparent huge
-    # pages, a fork and exit takes 5 ms instead of 21 (measured here), and a submission's
-    # sandbox session 64 ms instead of 103.
-    env.update(PYTHONMALLOC="malloc", GLIBC_TUNABLES="glibc.malloc.hugetlb=1")
-    return env
-
-
-def _start_fork_server() -> None:
-    """Start the fork server now, from this (main) thread, with `fork_server_env`: it
-    inherits the environment of the moment it starts."""
-    from multiprocessing import forkserver
-
-    saved = dict(os.environ)
-    try:
-        os.environ.clear()
-        os.environ.update(fork_server_env(saved))
-        forkserver.ensure_running()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
-def _stop_fork_server() -> None:
-    """Left alone, the fork server notices that this process has ended and then tears down
-    its interpreter (torch loaded): 0.8 s more, holding this process's stdout and stderr, so
-    whoever reads them (a pipe, CI, a test) waits. Its workers are stopped: end it now."""
-    from multiprocessing import forkserver
-
-    server = getattr(forkserver, "_forkserver", None)
-    pid = getattr(server, "_forkserver_pid", None)
-    if pid is None or not hasattr(server, "_stop"):
-        return
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    try:
-        server._stop()                       # reaps it, forgets it (a later run starts a new one)
-    except OSError:
-        pass
 
 
 # ------------------------------------------------------------------------ helpers

@@ -6,7 +6,7 @@ again (2-3 s of CPU each time). A grading worker already has them, because the f
 it came from imported them once. So, as root, a worker forks a *template* first, before it
 reads the solution, a student's notebook or a salt: a copy of the fork server's state
 and nothing else (the fork server starts with a cleaned environment and command line, see
-`grade.run._start_fork_server`). For each sandbox the worker then starts bubblewrap with a
+`grade.forkserver.start`). For each sandbox the worker then starts bubblewrap with a
 holder command (`cat`, which waits on a pipe from the worker) instead of Python: bubblewrap
 builds the same filesystem view and namespaces as for a Python zygote. The template forks
 a zygote, which:

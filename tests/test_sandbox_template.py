@@ -151,3 +151,36 @@ def test_at_its_cpu_limit_a_submission_ends_as_sigxcpu_would_end_it():
     finally:
         box.close()
         template.close()
+
+
+def test_a_zygote_that_may_not_make_namespaces_runs_one_submission_per_sandbox(monkeypatch):
+    """Without root, bubblewrap's user namespace leaves the zygote no CAP_SYS_ADMIN: it cannot
+    give each submission namespaces of its own (every submission used to fail, "exited
+    early"). Then each submission gets a fresh sandbox, and still sees nothing of the last.
+    Simulated here as root: bubblewrap drops that capability from the zygote's bounding set."""
+    from autograder.sandbox import host
+
+    real = host._bwrap_command
+
+    def without_sys_admin(*args, **kwargs):
+        cmd = real(*args, **kwargs)
+        i = cmd.index("CAP_SYS_ADMIN")
+        return cmd[:1] + ["--cap-drop", "CAP_SYS_ADMIN"] + cmd[1:i - 1] + cmd[i + 1:]
+
+    monkeypatch.setattr(host, "_bwrap_command", without_sys_admin)
+    box = Sandbox(limits=Limits(), warm=("numpy",))
+    cell = ("import os\nSEEN = sorted(os.listdir('/scratch/work'))\n"
+            "open('/scratch/work/left-behind.txt', 'w').write('x')\nUID = os.getuid()")
+    try:
+        box.start()
+        seen = []
+        for _ in range(2):
+            with box.session(b"{}", "n.ipynb", [cell], ["SEEN", "UID"]) as session:
+                assert session.broken is None, session.broken
+                assert session.cell_errors == [None], session.cell_errors
+                seen.append(session.get("SEEN"))
+                assert session.get("UID") != 0
+        assert box.one_submission and box.starts == 2
+        assert seen == [["n.ipynb"], ["n.ipynb"]], seen       # nothing of the first submission
+    finally:
+        box.close()

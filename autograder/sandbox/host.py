@@ -234,6 +234,10 @@ class Sandbox:
         self.starts = 0
         self.scratch: str | None = None
         self.cgroup: _Cgroup | None = None
+        # A zygote that may not give each submission namespaces of its own (bubblewrap
+        # without root) runs one submission; the next gets a fresh sandbox.
+        self.one_submission = False
+        self.spent = False
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -321,6 +325,7 @@ class Sandbox:
             self.kill()
             why = protocol.clean_text(str(header.get("error", "")), 500)
             raise SandboxUnavailable("the sandbox did not start" + (f": {why}" if why else ""))
+        self.one_submission, self.spent = not self.unsafe and header.get("isolated") is not True, False
 
     def kill(self) -> None:
         if self.proc is not None:
@@ -357,9 +362,10 @@ class Sandbox:
 
     # ------------------------------------------------------------------ sessions
     def session(self, notebook: bytes, notebook_name: str, cells: list[str], names: list[str]) -> "Session":
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None or self.proc.poll() is not None or self.spent:
             self.kill()
             self.start()
+        self.spent = self.one_submission
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         limits = asdict(self.limits)
         limits["step_seconds"] = self.limits.step

@@ -89,6 +89,20 @@ class _PidNamespaces:
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
 
+    @classmethod
+    def if_allowed(cls) -> "_PidNamespaces | None":
+        """None where this zygote may not make namespaces: in bubblewrap without root, its user
+        namespace leaves it no capability (and none is given: a submission could then remount
+        the read-only binds). Such a sandbox runs one submission only (host.Sandbox)."""
+        spaces = cls()
+        try:
+            spaces.next_child_in_a_new_one()
+            spaces.back()
+        except OSError:
+            os.close(spaces.own)
+            return None
+        return spaces
+
     def next_child_in_a_new_one(self) -> None:
         check_call(self.libc.unshare(CLONE_NEWPID), "unshare (a PID namespace)")
 
@@ -125,14 +139,14 @@ def _status_code(status: int) -> int:
     return os.WEXITSTATUS(status)
 
 
-def _submission(conn: socket.socket, request: dict, uid: int | None) -> None:
+def _submission(conn: socket.socket, request: dict, uid: int | None, isolated: bool) -> None:
     """Run one submission in this process. In the sandbox this process is the first of the
     submission's PID namespace: whatever it starts ends with it, when the kernel ends the
     namespace. Being first, it is spared signals sent from inside the namespace that it has
     no handler for (its own `os.kill(os.getpid(), SIGTERM)` does nothing); the signals the
     kernel sends (faults, the memory and CPU limits) and the grader's, from outside, end it
     as they end any process."""
-    if SCRATCH["sandboxed"]:
+    if isolated:
         _isolate(int(request["limits"]["scratch_bytes"]))
     _child(conn, request, uid)
 
@@ -248,8 +262,8 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
     privileged = os.geteuid() == 0 and SCRATCH["sandboxed"]
     from autograder.sandbox import protocol
 
-    spaces = _PidNamespaces() if SCRATCH["sandboxed"] else None
-    protocol.send(control, {"op": "ready", "privileged": privileged})
+    spaces = _PidNamespaces.if_allowed() if SCRATCH["sandboxed"] else None
+    protocol.send(control, {"op": "ready", "privileged": privileged, "isolated": spaces is not None})
     while True:
         try:
             msg, fds, _flags, _addr = socket.recv_fds(control, 1 << 16, 4)
@@ -274,7 +288,7 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
                 os.close(spaces.own)
             code = 1
             try:
-                _submission(conn, request, uid)
+                _submission(conn, request, uid, spaces is not None)
                 code = 0
             finally:
                 os._exit(code)

@@ -166,13 +166,11 @@ def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tup
     of 43 into a new gradebook, and 2-3 ms instead of 8 over their earlier scores."""
 
     def write():
-        from nbgrader.api import Assignment, Notebook, Student, SubmittedAssignment, SubmittedNotebook
+        from nbgrader.api import Assignment, Student, SubmittedAssignment, SubmittedNotebook
         from sqlalchemy.orm import selectinload
 
         ids = [result["student"] for result, _ in results]
-        cells = gb.db.query(Assignment).filter(Assignment.name == assignment).options(
-            selectinload(Assignment.notebooks).selectinload(Notebook._base_cells)).one()
-        names = {c.id: c.name for nb in cells.notebooks for c in nb.grade_cells}
+        _, names = _cell_names(gb, assignment)
         known = {s.id for s in gb.db.query(Student).filter(Student.id.in_(ids))}
         submissions = {s.student_id: s for s in (
             gb.db.query(SubmittedAssignment).join(Assignment)
@@ -193,6 +191,17 @@ def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tup
 
     names = ", ".join(result["student"] for result, _ in results[:3]) + (" and others" if len(results) > 3 else "")
     _retrying(gb, f"the scores of {names}", write)
+
+
+def _cell_names(gb: Gradebook, assignment: str):
+    """The assignment (None if the gradebook has none of that name), with its notebooks and
+    cells loaded in three queries, and {cell id: name} (a grade row names its cell by id)."""
+    from nbgrader.api import Assignment, Notebook
+    from sqlalchemy.orm import selectinload
+
+    found = gb.db.query(Assignment).filter(Assignment.name == assignment).options(
+        selectinload(Assignment.notebooks).selectinload(Notebook._base_cells)).one_or_none()
+    return found, ({c.id: c.name for nb in found.notebooks for c in nb._base_cells} if found else {})
 
 
 @contextmanager
@@ -274,15 +283,13 @@ def standings(gb: Gradebook, assignment: str) -> dict[str, dict]:
     """{student: what the gradebook holds for this assignment}: per test the score that counts
     (a manual score over the automatic one) and whether it was set by hand, the total, the
     late penalty, the score after it (as `nbgrader export` computes it) and the timestamp."""
-    from nbgrader.api import Assignment, Notebook, SubmittedAssignment, SubmittedNotebook
+    from nbgrader.api import SubmittedAssignment, SubmittedNotebook
     from sqlalchemy.orm import selectinload, undefer
 
     out = {}
-    found = gb.db.query(Assignment).filter(Assignment.name == assignment).options(
-        selectinload(Assignment.notebooks).selectinload(Notebook._base_cells)).one_or_none()
+    found, names = _cell_names(gb, assignment)
     if found is None:
         return out
-    names = {c.id: c.name for nb in found.notebooks for c in nb._base_cells}
     subs = (gb.db.query(SubmittedAssignment).filter(SubmittedAssignment.assignment_id == found.id)
             .options(undefer(SubmittedAssignment.score), undefer(SubmittedAssignment.late_submission_penalty),
                      selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades)))

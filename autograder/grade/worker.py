@@ -22,7 +22,8 @@ from .submission import grade_submission
 
 # Every submission is parsed and validated here. nbformat compiles its validator on first use
 # (fastjsonschema: 0.1 s): once, in the fork server, rather than in each worker as it starts.
-import_nbformat().validate(import_nbformat().v4.new_notebook())
+_nbformat = import_nbformat()
+_nbformat.validate(_nbformat.v4.new_notebook())
 _transformer()             # and its tests compiled as IPython would
 
 

@@ -140,9 +140,9 @@ def _status_code(status: int) -> int:
 
 
 def _submission(conn: socket.socket, request: dict, uid: int | None, isolated: bool) -> None:
-    """Run one submission in this process. In the sandbox this process is the first of the
-    submission's PID namespace: whatever it starts ends with it, when the kernel ends the
-    namespace. Being first, it is spared signals sent from inside the namespace that it has
+    """Run one submission in this process. Where the zygote may make namespaces (`isolated`),
+    this process is the first of the submission's PID namespace: whatever it starts ends with
+    it, when the kernel ends the namespace. Being first, it is spared signals sent from inside the namespace that it has
     no handler for (its own `os.kill(os.getpid(), SIGTERM)` does nothing); the signals the
     kernel sends (faults, the memory and CPU limits) and the grader's, from outside, end it
     as they end any process."""

@@ -26,7 +26,42 @@ from pathlib import Path
 
 from .notebook import SourceNotebook, skip_uri_grammars
 
+
+def _nbgrader_package_deferred() -> None:
+    """Import nbgrader's modules without running the package's own `__init__` until something
+    asks for a name it defines. That file imports nbgrader's Jupyter server extensions, and
+    through them nbconvert, the exchange and every nbgrader app: about 0.5 s of CPU in the
+    grading parent, which needs `nbgrader.api` and `nbgrader.plugins` only. The package is
+    registered from its spec with a module `__getattr__`: submodules import as usual, and the
+    first other name read (`nbgrader.__version__`, the extension hooks) runs the real
+    `__init__` in the same module. A process that imported nbgrader already keeps it."""
+    import importlib.util
+
+    if "nbgrader" in sys.modules:
+        return
+    spec = importlib.util.find_spec("nbgrader")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    package = importlib.util.module_from_spec(spec)
+    folder = Path(spec.submodule_search_locations[0])
+
+    def __getattr__(name: str):
+        # a submodule: let the import system load it (`from . import utils` asks here first)
+        if (folder / f"{name}.py").is_file() or (folder / name / "__init__.py").is_file():
+            raise AttributeError(name)
+        if package.__dict__.pop("__getattr__", None) is not None:
+            spec.loader.exec_module(package)
+        try:
+            return package.__dict__[name]
+        except KeyError:
+            raise AttributeError(f"module 'nbgrader' has no attribute {name!r}") from None
+
+    package.__getattr__ = __getattr__
+    sys.modules["nbgrader"] = package
+
+
 skip_uri_grammars()
+_nbgrader_package_deferred()
 import nbgrader.api  # noqa: E402
 from nbgrader.api import Gradebook, InvalidEntry, MissingEntry  # noqa: E402
 

@@ -209,6 +209,26 @@ def test_the_grading_parent_never_imports_torch_nor_builds_uri_grammars():
     assert not {"torch", "numpy", "matplotlib", "IPython"} & loaded, \
         sorted({"torch", "numpy", "matplotlib", "IPython"} & loaded)
     assert "nbgrader.api" in loaded
+    # nbgrader's package __init__ (its Jupyter server extensions) and nbconvert are not
+    # needed to write a gradebook (gradebook._nbgrader_package_deferred)
+    unneeded = {"nbconvert", "nbgrader.server_extensions", "nbgrader.apps", "nbgrader.exchange"}
+    assert not unneeded & loaded, sorted(unneeded & loaded)
+
+
+def test_nbgraders_package_is_whole_when_a_name_of_its_own_is_asked_for():
+    """The deferred package runs its real __init__ the first time a name it defines is read;
+    submodules and the stock plug-ins import as usual."""
+    code = ("import importlib.metadata, sys, autograder.gradebook, nbgrader; "
+            "assert 'nbgrader.server_extensions' not in sys.modules; "
+            "assert nbgrader.__version__ == importlib.metadata.version('nbgrader'); "
+            "assert nbgrader._jupyter_server_extension_points() == [{'module': 'nbgrader'}]; "
+            "assert 'nbgrader.server_extensions.formgrader' in sys.modules; "
+            "from nbgrader.apps import NbGraderAPI; "
+            "from autograder.nbgrader_plugins import StderrToStdout, autograde_preprocessors; "
+            "assert StderrToStdout in autograde_preprocessors(); "
+            "from traitlets.utils.importstring import import_item; "
+            "assert import_item('autograder.nbgrader_plugins.StderrToStdout') is StderrToStdout")
+    _modules_imported(code)
 
 
 def test_nbformat_comes_without_the_packages_of_jsonschemas_format_checkers():
@@ -289,3 +309,45 @@ def test_a_mistake_in_the_command_stops_the_fork_server_it_started_early(tmp_pat
         except OSError:
             continue
     assert not left, f"the finished command's fork server still runs: {left}"
+
+
+def test_a_worker_lost_with_a_submission_sent_ahead_costs_only_the_one_it_was_grading():
+    """A worker is sent its next submission while it grades one (`_Worker.give_ahead`). When
+    it dies, the submission it was grading is flagged; the one waiting in its pipe was never
+    started, and another worker grades it like any other."""
+    import signal
+
+    from tests.conftest import SANDBOX
+
+    from autograder.grade.run import _Pool
+    from autograder.notebook import load_source, source_imports
+    from autograder.sandbox.host import Limits
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "solutions", "02_similarity", "02_similarity.ipynb")
+    source, data = load_source(path), open(path, "rb").read()        # the solution: full marks
+    tasks = [(f"s{i}", "02_similarity", data, "02_similarity.ipynb", None, student_salt("k", "02_similarity", f"s{i}"))
+             for i in range(6)]
+    pool = _Pool(1, path, Limits(wall_seconds=20), unsafe=not SANDBOX, warm=source_imports(path))
+    results, killed = [], []
+
+    def on_result(result):
+        results.append(result)
+        for w in pool.workers:
+            if not killed and w.queued is not None:
+                killed.append({w.task[0], w.queued[0]})
+                os.kill(w.proc.pid, signal.SIGKILL)
+
+    try:
+        pool.run(tasks, on_result)
+    finally:
+        pool.close()
+    assert killed, "no submission was ever sent ahead"
+    by_student = {r["student"]: r for r in results}
+    assert sorted(by_student) == [t[0] for t in tasks] and len(results) == len(tasks)
+    lost = [s for s, r in by_student.items() if "abandoned" in r]
+    assert len(lost) == 1 and lost[0] in killed[0], (lost, killed)
+    assert by_student[lost[0]]["abandoned"]["code"] == "internal"
+    for student, result in by_student.items():
+        if student not in lost:
+            assert result["score"] == source.max_score and not result["flags"], (student, result)

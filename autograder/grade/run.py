@@ -35,7 +35,8 @@ from ..workspace import Workspace
 # ------------------------------------------------------------------------ phases
 class _Phases:
     """When each phase of a run ended, in seconds since this process started (interpreter
-    start and imports included). `AUTOGRADER_PHASES=1` prints them as one line on stderr
+    start and imports included), and the CPU time this process used (its children not
+    included). `AUTOGRADER_PHASES=1` prints them as one line on stderr
     (`make bench-grading` does): where a run's fixed cost goes."""
 
     def __init__(self):
@@ -55,8 +56,9 @@ class _Phases:
     def report(self) -> None:
         if os.environ.get("AUTOGRADER_PHASES"):
             origin = "process start" if self.start is not None else "grade() called"
-            print(f"phases: (s since {origin}) " + "; ".join(f"{w} {t:.2f}" for w, t in self.marks),
-                  file=sys.stderr, flush=True)
+            cpu = sum(os.times()[:2])            # this process's threads, not its children
+            print(f"phases: (s since {origin}) " + "; ".join(f"{w} {t:.2f}" for w, t in self.marks)
+                  + f"; CPU of this process {cpu:.2f}", file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------ workers
@@ -70,6 +72,10 @@ def _worker_entry(*args) -> None:
 
 
 class _Worker:
+    """A worker as the parent sees it: the submission it grades (`task`, since `started`),
+    and the next one, sent ahead (`queued`): the worker reads it the moment it has sent its
+    result, without waiting for this process to write that result and send it more work."""
+
     def __init__(self, ctx, slot: int, source_path: Path, limits: Limits, unsafe: bool):
         self.slot = slot
         self.conn, theirs = ctx.Pipe()
@@ -79,11 +85,28 @@ class _Worker:
         theirs.close()
         self.ready = False
         self.task: tuple | None = None
+        self.queued: tuple | None = None
         self.started = 0.0
+        self.room = _send_room(self.conn)
 
     def give(self, task: tuple) -> None:
         self.task, self.started = task, time.monotonic()
         self.conn.send(task)
+
+    def give_ahead(self, task: tuple) -> bool:
+        """Send the next submission while this one is graded, if it fits in the connection's
+        buffer (a send that had to wait for the worker would hold up every other worker)."""
+        if self.task is None or self.queued is not None or len(task[2] or b"") > self.room:
+            return False
+        self.queued = task
+        self.conn.send(task)
+        return True
+
+    def done(self) -> None:
+        """Its result arrived: the task sent ahead, if any, is being graded from now."""
+        self.task, self.queued = self.queued, None
+        if self.task is not None:
+            self.started = time.monotonic()
 
     def stop(self, kill: bool = False) -> None:
         kill = kill or not self.ready         # still warming up: nothing to finish
@@ -96,6 +119,25 @@ class _Worker:
             self.proc.kill()
         self.proc.join(timeout=10)
         self.conn.close()
+
+
+def _send_room(conn) -> int:
+    """How many bytes of a submission may be sent ahead on `conn` without blocking: a quarter
+    of its send buffer, raised to 4 MiB where the system allows (what Linux reports is twice
+    what it reserves for data, so this leaves a wide margin)."""
+    import socket
+
+    sock = socket.socket(fileno=os.dup(conn.fileno()))
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+    except OSError:
+        pass
+    try:
+        return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4
+    except OSError:
+        return 0
+    finally:
+        sock.close()
 
 
 class _Pool:
@@ -161,6 +203,10 @@ class _Pool:
         def feed(w: _Worker) -> None:
             if w.ready and w.task is None and queue:
                 w.give(queue.pop(0))
+            # one more ahead, while there is more work than workers (at the end, a task sent
+            # ahead to one worker could wait while another is idle)
+            if w.ready and len(queue) > len(self.workers) and w.give_ahead(queue[0]):
+                queue.pop(0)
 
         while queue or any(w.task for w in self.workers):
             for w in self.workers:
@@ -171,26 +217,30 @@ class _Pool:
                     try:
                         kind, payload = w.conn.recv()
                     except (EOFError, OSError):
-                        self._lost(w, on_result, "the grading worker ended unexpectedly")
+                        self._lost(w, on_result, "the grading worker ended unexpectedly", queue)
                         continue
                     if kind == "ready":
                         w.ready, self.failed_starts = True, 0
                         self.phases.mark("a worker ready", once=True)
                         feed(w)
                     elif kind == "result":
-                        w.task = None
+                        w.done()
                         self.phases.mark("first result", once=True)
                         feed(w)          # the worker goes on while this process writes the result
                         on_result(payload)
                     elif kind == "unavailable":
                         raise course.CourseError(f"the sandbox could not start: {payload}")
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
-                    self._lost(w, on_result, "the grading worker ended unexpectedly")
+                    self._lost(w, on_result, "the grading worker ended unexpectedly", queue)
                 elif w.task and time.monotonic() - w.started > self.limits.grace_seconds:
-                    self._lost(w, on_result, None)
+                    self._lost(w, on_result, None, queue)
 
-    def _lost(self, w: _Worker, on_result, why: str | None) -> None:
+    def _lost(self, w: _Worker, on_result, why: str | None, queue: list) -> None:
+        """The submission being graded is flagged; the one sent ahead was not started, and is
+        graded by another worker."""
         task = w.task
+        if w.queued is not None:
+            queue.insert(0, w.queued)
         if not w.ready:
             self.failed_starts += 1
             if self.failed_starts >= 3:

@@ -314,10 +314,11 @@ def apply_late_policy(gb: Gradebook, assignment: str, notebook: str,
     return _retrying(gb, "the submission times", write)
 
 
-def standings(gb: Gradebook, assignment: str) -> dict[str, dict]:
+def standings(gb: Gradebook, assignment: str, students=None) -> dict[str, dict]:
     """{student: what the gradebook holds for this assignment}: per test the score that counts
     (a manual score over the automatic one) and whether it was set by hand, the total, the
-    late penalty, the score after it (as `nbgrader export` computes it) and the timestamp."""
+    late penalty, the score after it (as `nbgrader export` computes it) and the timestamp.
+    Every student's, or only those of `students`."""
     from nbgrader.api import SubmittedAssignment, SubmittedNotebook
     from sqlalchemy.orm import selectinload, undefer
 
@@ -325,7 +326,10 @@ def standings(gb: Gradebook, assignment: str) -> dict[str, dict]:
     found, names = _cell_names(gb, assignment)
     if found is None:
         return out
-    subs = (gb.db.query(SubmittedAssignment).filter(SubmittedAssignment.assignment_id == found.id)
+    subs = gb.db.query(SubmittedAssignment).filter(SubmittedAssignment.assignment_id == found.id)
+    if students is not None:
+        subs = subs.filter(SubmittedAssignment.student_id.in_(list(students)))
+    subs = (subs
             .options(undefer(SubmittedAssignment.score), undefer(SubmittedAssignment.late_submission_penalty),
                      selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades)))
     for sub in subs:                 # in four queries, not several per student

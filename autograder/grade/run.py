@@ -416,6 +416,7 @@ class _Gradebook:
         self._lock = threading.Lock()
         self._gb = self._opened = None
         self._closed = False
+        self.settle = None          # settle(gb, results): called, in this thread, after each batch is written
         self.opened = self._thread.submit(self._open, url, assignment, source, terms)
 
     def _open(self, url: str, assignment: str, source, terms) -> None:
@@ -471,6 +472,8 @@ class _Gradebook:
             self._queued, self._last = False, time.monotonic()
         if batch:
             record_many(gb, *self._where, batch)
+            if self.settle is not None:
+                self.settle(gb, [result for result, _ in batch])
 
     def now(self, fn, *args):
         self._write_pending()
@@ -497,16 +500,16 @@ class _Gradebook:
             self._thread.shutdown()
 
 
-def _standings(gb, assignment: str, notebook_name: str, done: dict, by_id: dict, terms) -> tuple[dict, dict]:
+def _standings(gb, assignment: str, notebook_name: str, students, by_id: dict, terms) -> tuple[dict, dict]:
     from ..deadlines import extension_for
     from ..gradebook import apply_late_policy, standings
 
     times = {}
-    for student in done:
+    for student in students:
         entry = terms.roster.get(student) if terms.roster is not None else None
         times[student] = (by_id[student].submitted_at, extension_for(entry.extension if entry else None, terms.due))
     lateness = apply_late_policy(gb, assignment, notebook_name, times, terms.policy) if times else {}
-    return lateness, standings(gb, assignment)
+    return lateness, standings(gb, assignment, students=times)
 
 
 def _safe_url(url: str) -> str:
@@ -605,6 +608,24 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         phases.mark("submissions read")
         pool.trim(len(todo))
 
+        settled: set[str] = set()
+
+        def settle(gb, results: list[dict]) -> None:
+            """Students whose scores the gradebook has just written: their submission times
+            and late penalties, then their standing as the gradebook has it (manual scores
+            included), into their result and their feedback. In the gradebook's thread,
+            batch by batch while the workers grade, not all of them after the last one."""
+            batch = {result["student"]: result for result in results}
+            lateness, standing = _standings(gb, assignment, notebook_name, batch, by_id, terms)
+            for student, result in batch.items():
+                result["term"] = _term_block(result, by_id[student], terms, lateness[student],
+                                             standing.get(student))
+                ws.save_result(slugs[student], result, graded=False)     # unchanged: not written
+                ws.write_feedback(slugs[student], student_feedback(result))
+                settled.add(student)
+
+        book.settle = settle
+
         for result in done.values():        # reused results: make sure the gradebook has them
             book.record_later(result, False)
 
@@ -632,25 +653,21 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         bar.close()
         phases.mark("all graded")
 
-        # after grading: submission times, extensions and late penalties, then each
-        # student's standing as the gradebook has it (manual adjustments included)
-        lateness, standing = book.now(_standings, assignment, notebook_name, done, by_id, terms)
-        for student, result in done.items():
-            result["term"] = _term_block(result, by_id[student], terms, lateness[student],
-                                         standing.get(student))
+        # the last batch written and settled; then anyone a batch did not reach
+        book.now(lambda gb: None)
+        unsettled = [result for student, result in done.items() if student not in settled]
+        if unsettled:
+            book.now(settle, unsettled)
         book.close()
         phases.mark("gradebook written")
     finally:
         pool.close()
         book.close(quietly=True)
 
-    for sub in subs:
-        if sub.student not in done:
+    for sub in subs:                  # results reused, not graded now: their graded notebook
+        if sub.student not in done or sub.student in written:
             continue
-        result = done[sub.student]
-        ws.save_result(sub.slug, result, graded=False)           # unchanged: not written
-        ws.write_feedback(sub.slug, student_feedback(result))
-        text = None if sub.student in written else _autograded(source, result, data.get(sub.student))
+        text = _autograded(source, done[sub.student], data.get(sub.student))
         if text is not None:
             ws.write_autograded(sub.slug, notebook_name, text)
     submitted = {**frozen, **done}

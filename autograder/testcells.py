@@ -51,7 +51,6 @@ class SubmissionBroken(Exception):
     """The sandbox died, timed out or misbehaved: no further call can be answered."""
 
 
-@functools.lru_cache(maxsize=512)
 @functools.lru_cache(maxsize=1024)
 def compile_cell(source: str, name: str):
     """Compile notebook cell source (IPython syntax such as %magics allowed). The same test

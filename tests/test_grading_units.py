@@ -351,3 +351,42 @@ def test_a_worker_lost_with_a_submission_sent_ahead_costs_only_the_one_it_was_gr
     for student, result in by_student.items():
         if student not in lost:
             assert result["score"] == source.max_score and not result["flags"], (student, result)
+
+
+PLAIN_CELLS = ["\n\nx = 1\ny = 2", "x = 1\ny = 2", "def f():\n    return 1\n", "s = 'a'\r\nb = 2\r\n",
+               "x = [1,\n     2]\n", "class A:\n    '''doc'''\n    pass\n"]
+IPYTHON_CELLS = ["%time x = 1\ny = 2", "!ls\nx = 1", "x?\ny = 1", "%%time\nx = 1", ">>> x = 1\n>>> y = 2",
+                 "    x = 1\n    y = 2", "pwd", "x = 1", "/f 1\nx = 2", "a = %time 1\nb = 2", "x != y\nz = 1",
+                 "In [1]: x = 1\nIn [2]: y = 2", "...\nx = 1", "x = 1\n   ...: y = 2", "\n\n", ""]
+
+
+def test_plain_python_cells_skip_ipythons_transforms_with_the_same_result():
+    """A submission's cells run in IPython; one that none of IPython's input transforms would
+    change is not tokenized for them (`child.plain_python`): what runs is exactly what
+    IPython's own transform gives. Every code cell of the course's notebooks is checked,
+    and cells with IPython syntax take IPython's path."""
+    import glob
+    import json
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograder.sandbox.child import _shell, plain_python
+
+    shell = _shell()
+    ipython = InteractiveShell.transform_cell.__get__(shell)          # the unwrapped method
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cells = [cell for path in sorted(glob.glob(os.path.join(root, "solutions", "*", "*.ipynb"))
+                                     + glob.glob(os.path.join(root, "exercises", "*", "*.ipynb")))
+             for cell in ("".join(c["source"]) for c in json.load(open(path))["cells"] if c["cell_type"] == "code")]
+    fast = 0
+    for cell in cells + PLAIN_CELLS + IPYTHON_CELLS:
+        plain = plain_python(cell)
+        if plain is not None:
+            assert plain == ipython(cell), cell
+            assert shell.transform_cell(cell) == plain
+            fast += cell in cells
+        else:
+            assert shell.transform_cell(cell) == ipython(cell), cell
+    assert all(plain_python(cell) is not None for cell in PLAIN_CELLS)
+    assert all(plain_python(cell) is None for cell in IPYTHON_CELLS)
+    assert fast >= 0.8 * len(cells), (fast, len(cells))

@@ -61,7 +61,42 @@ def _shell():
 
     config = Config()
     config.HistoryManager.enabled = False
-    return InteractiveShell.instance(config=config, colors="nocolor")
+    shell = InteractiveShell.instance(config=config, colors="nocolor")
+    if "transform_cell" not in vars(shell):
+        full = shell.transform_cell
+
+        def transform_cell(raw_cell: str) -> str:
+            plain = None if shell.input_transformers_post else plain_python(raw_cell)
+            return full(raw_cell) if plain is None else plain
+
+        shell.transform_cell = transform_cell
+    return shell
+
+
+_NOT_PLAIN_LINE = (",", ";", "/", ">>>", "...", "In [")
+
+
+def plain_python(cell: str) -> str | None:
+    """What IPython's `transform_cell` returns for a cell none of its input transforms would
+    change, without tokenizing it (half the time IPython takes to run a typical cell); None
+    when one of them might apply, and IPython's own transform is used. Such a cell has no
+    `%`, `!` or `?` (magics, shell escapes, help), no line that starts like a prompt or an
+    autocall (`>>>`, `...`, `In [`, `,`, `;`, `/`), its first line is not indented, and it
+    has more than one line (IPython applies its dynamic transforms, automagic and autocall,
+    to one-line cells). IPython drops the leading blank lines and ends the cell with a
+    newline; so does this."""
+    if "%" in cell or "!" in cell or "?" in cell:
+        return None
+    if not cell.endswith("\n"):
+        cell += "\n"
+    lines = cell.splitlines(keepends=True)
+    first = next((i for i, line in enumerate(lines) if line and not line.isspace()), None)
+    if first is None or lines[first][:1] in (" ", "\t"):
+        return None
+    lines = lines[first:]
+    if len(lines) < 2 or any(line.lstrip().startswith(_NOT_PLAIN_LINE) for line in lines):
+        return None
+    return "".join(lines)
 
 
 def serve(sock: socket.socket, step_seconds: float = 10.0) -> None:

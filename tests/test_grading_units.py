@@ -390,3 +390,11 @@ def test_plain_python_cells_skip_ipythons_transforms_with_the_same_result():
     assert all(plain_python(cell) is not None for cell in PLAIN_CELLS)
     assert all(plain_python(cell) is None for cell in IPYTHON_CELLS)
     assert fast >= 0.8 * len(cells), (fast, len(cells))
+    # a transform the notebook adds applies to every cell, as in IPython
+    for added in (shell.input_transformers_cleanup, shell.input_transformers_post):
+        added.append(lambda lines: [line.replace("1", "2") for line in lines])
+        try:
+            assert shell.transform_cell(PLAIN_CELLS[1]) == "x = 2\ny = 2\n"
+        finally:
+            added.pop()
+    assert shell.transform_cell(PLAIN_CELLS[1]) == "x = 1\ny = 2\n"

@@ -63,10 +63,14 @@ def _shell():
     config.HistoryManager.enabled = False
     shell = InteractiveShell.instance(config=config, colors="nocolor")
     if "transform_cell" not in vars(shell):
-        full = shell.transform_cell
+        full, manager = shell.transform_cell, shell.input_transformer_manager
+        stock = [list(manager.cleanup_transforms), list(manager.line_transforms), list(manager.token_transformers)]
 
         def transform_cell(raw_cell: str) -> str:
-            plain = None if shell.input_transformers_post else plain_python(raw_cell)
+            # IPython's own path whenever a transform was added (a notebook may add its own)
+            customised = shell.input_transformers_post or stock != [
+                manager.cleanup_transforms, manager.line_transforms, manager.token_transformers]
+            plain = None if customised else plain_python(raw_cell)
             return full(raw_cell) if plain is None else plain
 
         shell.transform_cell = transform_cell

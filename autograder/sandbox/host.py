@@ -36,7 +36,9 @@ class _Protocol:
     def __getattr__(self, name: str):
         from . import protocol as module
 
-        return getattr(module, name)
+        value = getattr(module, name)
+        setattr(self, name, value)           # the next lookup finds it without this call
+        return value
 
 
 protocol = _Protocol()

@@ -100,10 +100,13 @@ def _template(no_sandbox: bool, warm: tuple[str, ...]):
 
     if no_sandbox or os.geteuid() != 0 or not bwrap_path():
         return None
-    from .grade.worker import _warm
+    from .sandbox.server import collector_paused
     from .sandbox.template import Template
 
-    _warm(warm)
+    with collector_paused():
+        from .grade.worker import _warm
+
+        _warm(warm)
     return Template.fork()
 
 

@@ -398,3 +398,21 @@ def test_plain_python_cells_skip_ipythons_transforms_with_the_same_result():
         finally:
             added.pop()
     assert shell.transform_cell(PLAIN_CELLS[1]) == "x = 1\ny = 2\n"
+
+
+def test_the_fork_servers_imports_run_with_the_cycle_collector_paused_then_frozen():
+    """Importing torch ran Python's cycle collector hundreds of times (0.3-0.5 s of the fork
+    server's start). The fork server imports the grading code and the assignment's modules
+    with it paused, freezes them, and leaves it enabled for the workers it forks."""
+    code = ("import gc, os, sys; os.environ['AUTOGRADER_PRELOAD'] = 'numpy,no_such_module_here,torch'; "
+            "from autograder.sandbox.server import collector_paused; "
+            "exec('with collector_paused():\\n    inside = gc.isenabled()'); "
+            "assert inside is False and gc.isenabled(), 'paused inside, enabled after'; "
+            "gc.disable(); exec('with collector_paused():\\n    pass'); "
+            "assert not gc.isenabled(), 'a collector that was off stays off'; gc.enable(); "
+            "runs = lambda: sum(g['collections'] for g in gc.get_stats()); before, frozen = runs(), gc.get_freeze_count(); "
+            "import autograder.grade.preload; "
+            "assert {'torch', 'autograder.grade.worker'} <= set(sys.modules); "
+            "assert gc.isenabled() and runs() == before, ('collections while importing', runs() - before); "
+            "assert gc.get_freeze_count() > frozen + 100000, gc.get_freeze_count()")
+    _modules_imported(code)

@@ -10,11 +10,6 @@ import os
 import signal
 
 
-def preload(warm) -> list[str]:
-    """What the fork server imports: the grading code, and the assignment's own modules."""
-    return ["autograder.grade.worker", *warm]
-
-
 # What the fork server, so every worker and every sandbox's zygote, keeps of this process's
 # environment: where things are and how to format them, nothing that may hold a password
 # or a token (PGPASSWORD, cloud keys...).
@@ -40,11 +35,12 @@ def start(warm=()) -> None:
     import multiprocessing
     from multiprocessing import forkserver
 
-    multiprocessing.get_context("forkserver").set_forkserver_preload(preload(warm))
+    # grade/preload.py: the grading code, then the assignment's modules (named in its environment)
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["autograder.grade.preload"])
     saved = dict(os.environ)
     try:
         os.environ.clear()
-        os.environ.update(fork_server_env(saved))
+        os.environ.update(fork_server_env(saved), AUTOGRADER_PRELOAD=",".join(warm))
         forkserver.ensure_running()
     finally:
         os.environ.clear()

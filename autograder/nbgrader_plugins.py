@@ -6,15 +6,16 @@ and PyTorch writes warnings there. `StderrToStdout` runs right after execution a
 stderr stream outputs into stdout ones, so a warning stays visible but costs nothing; a
 failing test still fails, because failures are `error` outputs, not stderr text.
 """
+import functools
+
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Bool, Enum, Float
 
 from .deadlines import POLICIES, LatePolicy
 
 
+@functools.cache
 def _stderr_to_stdout():
-    if "StderrToStdout" in globals():
-        return globals()["StderrToStdout"]
     from nbconvert.preprocessors import Preprocessor
 
     class StderrToStdout(Preprocessor):
@@ -30,7 +31,6 @@ def _stderr_to_stdout():
             return cell, resources
 
     StderrToStdout.__qualname__ = "StderrToStdout"
-    globals()["StderrToStdout"] = StderrToStdout
     return StderrToStdout
 
 

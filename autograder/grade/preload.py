@@ -5,15 +5,11 @@ modules the assignment's cells import (`AUTOGRADER_PRELOAD`, comma-separated, se
 worker (sandbox/template.py), starts with them loaded and never scans them."""
 from __future__ import annotations
 
-import importlib
 import os
 
 from ..sandbox.server import collector_paused
 
 with collector_paused():
-    importlib.import_module("autograder.grade.worker")
-    for _name in filter(None, os.environ.get("AUTOGRADER_PRELOAD", "").split(",")):
-        try:
-            importlib.import_module(_name)
-        except Exception:  # noqa: BLE001 (a test cell that needs it reports the error itself)
-            continue
+    from .worker import _warm
+
+    _warm(tuple(filter(None, os.environ.get("AUTOGRADER_PRELOAD", "").split(","))))

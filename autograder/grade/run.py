@@ -608,8 +608,6 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         phases.mark("submissions read")
         pool.trim(len(todo))
 
-        settled: set[str] = set()
-
         def settle(gb, results: list[dict]) -> None:
             """Students whose scores the gradebook has just written: their submission times
             and late penalties, then their standing as the gradebook has it (manual scores
@@ -622,7 +620,6 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
                                              standing.get(student))
                 ws.save_result(slugs[student], result, graded=False)     # unchanged: not written
                 ws.write_feedback(slugs[student], student_feedback(result))
-                settled.add(student)
 
         book.settle = settle
 
@@ -653,11 +650,8 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         bar.close()
         phases.mark("all graded")
 
-        # the last batch written and settled; then anyone a batch did not reach
-        book.now(lambda gb: None)
-        unsettled = [result for student, result in done.items() if student not in settled]
-        if unsettled:
-            book.now(settle, unsettled)
+        # every result in `done` went through record_later: close() writes and settles the
+        # last batch (and raises if any batch failed)
         book.close()
         phases.mark("gradebook written")
     finally:

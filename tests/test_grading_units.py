@@ -414,5 +414,70 @@ def test_the_fork_servers_imports_run_with_the_cycle_collector_paused_then_froze
             "import autograder.grade.preload; "
             "assert {'torch', 'autograder.grade.worker'} <= set(sys.modules); "
             "assert gc.isenabled() and runs() == before, ('collections while importing', runs() - before); "
-            "assert gc.get_freeze_count() > frozen + 100000, gc.get_freeze_count()")
+            "assert gc.get_freeze_count() > frozen + 100000, gc.get_freeze_count(); "
+            # the shell a submission's cells run in, built once here for every worker's template
+            "from IPython.core.interactiveshell import InteractiveShell; "
+            "assert InteractiveShell.initialized() and 'numpy.random' in sys.modules")
     _modules_imported(code)
+
+
+def test_a_sandboxed_command_joins_its_cgroups_before_it_starts(tmp_path):
+    """`_Cgroup.command`: the command's own process is in every cgroup folder before its first
+    instruction (it inherits that into everything it starts); a folder it may not join is
+    skipped quietly; the command's arguments arrive unchanged, "--" and spaces included."""
+    import subprocess
+
+    from autograder.sandbox.host import _Cgroup
+
+    folders = [tmp_path / "memory", tmp_path / "pids", tmp_path / "gone"]
+    for folder in folders[:2]:
+        folder.mkdir()
+        (folder / "cgroup.procs").write_text("")
+    cgroup = _Cgroup.__new__(_Cgroup)
+    cgroup.dirs = [str(f) for f in folders]
+    cmd = ["/bin/sh", "-c", 'echo "$$|$1|$2|$#"', "sh", "a b", "--"]
+    out = subprocess.run(cgroup.command(cmd), capture_output=True, text=True, check=True)
+    pid, first, second, count = out.stdout.strip().split("|")
+    assert (first, second, count) == ("a b", "--", "2")
+    assert out.stderr == ""
+    for folder in folders[:2]:
+        assert (folder / "cgroup.procs").read_text().split() == [pid]
+    cgroup.dirs = []
+    assert cgroup.command(cmd) == cmd
+
+
+def _similarity():
+    from autograder.notebook import load_source
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "solutions", "02_similarity", "02_similarity.ipynb")
+    return path, load_source(path), root
+
+
+def test_a_worker_compiles_every_cell_grading_runs_before_its_first_submission():
+    """`compile_tests` (run by a worker while its sandbox's zygote starts) leaves nothing for
+    grading to compile: neither for a submission that passes everything nor for one that
+    fails everything (whose visible tests run again, for the hard-coding check)."""
+    from tests.conftest import SANDBOX
+
+    from autograder.grade.submission import compile_tests, grade_submission
+    from autograder.sandbox.host import Limits, Sandbox
+    from autograder.testcells import compile_cell
+
+    path, source, root = _similarity()
+    blank = open(os.path.join(root, "exercises", "02_similarity", "02_similarity.ipynb"), "rb").read()
+    compile_cell.cache_clear()
+    compile_tests(source)
+    compiled = compile_cell.cache_info().misses
+    assert compiled >= 2 * len(source.tests)
+    box = Sandbox(limits=Limits(wall_seconds=30), unsafe=not SANDBOX, warm=("numpy", "torch"))
+    try:
+        box.start()
+        for data, expected in ((open(path, "rb").read(), source.max_score), (blank, 0.0)):
+            result = grade_submission(source, "s", "02_similarity", data, "02_similarity.ipynb", box,
+                                      student_salt("k", "02_similarity", "s"))
+            assert result["score"] == expected, result
+            assert compile_cell.cache_info().misses == compiled, "grading compiled a cell again"
+    finally:
+        box.close()
+

@@ -184,3 +184,46 @@ def test_a_zygote_that_may_not_make_namespaces_runs_one_submission_per_sandbox(m
         assert seen == [["n.ipynb"], ["n.ipynb"]], seen       # nothing of the first submission
     finally:
         box.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            todo += [int(c) for c in open(f"/proc/{p}/task/{p}/children").read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _in_cgroups(box: Sandbox, pids: list[int]) -> None:
+    for folder in box.cgroup.dirs:
+        members = set(map(int, open(os.path.join(folder, "cgroup.procs")).read().split()))
+        outside = [p for p in pids if os.path.exists(f"/proc/{p}") and p not in members]
+        assert not outside, (folder, outside)
+
+
+@pytest.mark.parametrize("templated", [True, False], ids=["template", "bwrap-zygote"])
+def test_every_process_of_a_sandbox_counts_in_its_cgroups(templated):
+    """bubblewrap joins the sandbox's cgroups (memory, pids) before it starts anything, so
+    every process it makes counts, and so do the zygote and each submission's process."""
+    template = Template.fork() if templated else None
+    box = Sandbox(limits=Limits(), warm=("numpy",), template=template)
+    try:
+        box.start()
+        if not box.cgroup or not box.cgroup.dirs:
+            pytest.skip("no cgroup this process may create here")
+        session = box.session(b"{}", "probe.ipynb", ["import time\nX = 1\n"], ["X"])
+        try:
+            assert session.get("X") == 1
+            pids = _descendants(box.proc.pid) + (_descendants(box.zygote_pid) if templated else [])
+            assert len(pids) >= (4 if templated else 3), pids     # a submission's process among them
+            _in_cgroups(box, pids)
+        finally:
+            session.close()
+    finally:
+        box.close()
+        if template is not None:
+            template.close()

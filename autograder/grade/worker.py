@@ -18,7 +18,7 @@ from ..notebook import import_nbformat, load_source, source_imports
 from ..sandbox.host import Limits, Sandbox, SandboxUnavailable
 from ..sandbox.template import Template
 from ..testcells import _transformer
-from .submission import grade_submission
+from .submission import compile_tests, grade_submission
 
 # Every submission is parsed and validated here. nbformat compiles its validator on first use
 # (fastjsonschema: 0.1 s): once, in the fork server, rather than in each worker as it starts.
@@ -60,11 +60,15 @@ def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> N
 
 def _serve_with(conn, slot: int, source_path: str, limits: Limits, unsafe: bool, template) -> None:
     # The sandbox starts first (bubblewrap, then its zygote), while this process parses the
-    # assignment: what its zygote imports is read from the notebook as plain JSON.
-    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe, warm=source_imports(source_path), template=template)
+    # assignment. A zygote forked from the template has what the fork server imported; one
+    # that bubblewrap starts imports what the notebook imports, read from it as plain JSON.
+    warm = () if template is not None else source_imports(source_path)
+    box = Sandbox(slot=slot, limits=limits, unsafe=unsafe, warm=warm, template=template)
     try:
         box.launch()
         source = load_source(source_path)
+        box.request_zygote()
+        compile_tests(source)
         _warm(source.imports)
         box.wait_ready()
     except SandboxUnavailable as exc:

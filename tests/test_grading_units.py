@@ -481,3 +481,39 @@ def test_a_worker_compiles_every_cell_grading_runs_before_its_first_submission()
     finally:
         box.close()
 
+
+def test_rehearsing_the_gradebooks_queries_writes_nothing(tmp_path):
+    """`rehearse` makes a batch's queries for no student (SQLAlchemy compiles each statement
+    the first time): a gradebook with a student's scores, late penalty and a manual score is
+    byte for byte the same after it, and reads back the same."""
+    import sqlite3
+    from datetime import datetime, timedelta, timezone
+
+    from autograder.deadlines import LatePolicy
+    from autograder.gradebook import (apply_late_policy, ensure_assignment, open_gradebook, record_many,
+                                      rehearse, standings)
+
+    _, source, _ = _similarity()
+    url, due = f"sqlite:///{tmp_path / 'gb.db'}", datetime(2026, 1, 5, tzinfo=timezone.utc)
+    policy = LatePolicy.parse("per-hour:10", None, source.max_score)
+    result = {"student": "s1", "flags": [], "tests": [{"grade_id": t.grade_id, "points": t.points}
+                                                      for t in source.tests]}
+    with open_gradebook(url) as gb:
+        ensure_assignment(gb, "a1", source, due)
+        record_many(gb, "a1", "02_similarity", [(result, True)])
+        applied = apply_late_policy(gb, "a1", "02_similarity", {"s1": (due + timedelta(hours=2), None)}, policy)
+        grade = gb.find_grade(source.tests[0].grade_id, "02_similarity", "a1", "s1")
+        grade.manual_score = 0.25
+        gb.db.commit()
+        held = standings(gb, "a1")
+    assert applied["s1"]["penalty"] > 0 and held["s1"]["tests"]
+
+    def dump():
+        with sqlite3.connect(tmp_path / "gb.db") as db:
+            return list(db.iterdump())
+
+    before = dump()
+    with open_gradebook(url) as gb:
+        rehearse(gb, "a1", "02_similarity", policy)
+        assert standings(gb, "a1") == held
+    assert dump() == before

@@ -517,3 +517,68 @@ def test_rehearsing_the_gradebooks_queries_writes_nothing(tmp_path):
         rehearse(gb, "a1", "02_similarity", policy)
         assert standings(gb, "a1") == held
     assert dump() == before
+
+
+def test_a_first_submission_is_written_as_nbgraders_add_submission_writes_it(tmp_path):
+    """`record_many` writes students' first submissions as multi-row INSERTs: the gradebook
+    must then hold exactly what nbgrader's own `add_submission` makes, with the scores written
+    into it as for a submission that already existed (`_write_scores`). Compared row by row
+    (ids aside) and through nbgrader's computed scores, for an assignment with a second
+    notebook (not graded now) holding a grade, a solution and a task cell; with a flagged
+    result, and a student graded twice in one batch (the last result counts)."""
+    from nbgrader.api import MissingEntry
+
+    from autograder.gradebook import _cell_names, _write_scores, ensure_assignment, open_gradebook, record_many
+
+    _, source, _ = _similarity()
+
+    def result(student, passed, flags=()):
+        return {"student": student, "flags": [{"code": f} for f in flags],
+                "tests": [{"grade_id": t.grade_id, "points": t.points if i < passed else 0.0}
+                          for i, t in enumerate(source.tests)]}
+
+    batch = [result("s1", len(source.tests)), result("s2", 3, ["hardcoded"]), result("s3", 0),
+             result("s2", 5), result("s4", 1, ["cell-error"])]
+
+    def dump(gb):
+        out = {}
+        for sub in gb.find_assignment("a1").submissions:
+            out[sub.student.id] = (
+                sub.timestamp, sub.extension, float(sub.score), float(sub.max_score), sub.needs_manual_grade,
+                sorted((nb.name, nb.flagged, nb.late_submission_penalty, float(nb.score),
+                        sorted((g.cell.name, g.auto_score, g.manual_score, g.extra_credit, g.needs_manual_grade)
+                               for g in nb.grades),
+                        sorted((c.cell.name, c.auto_comment, c.manual_comment) for c in nb.comments))
+                       for nb in sub.notebooks))
+        return out
+
+    dumps = []
+    for ours in (True, False):
+        with open_gradebook(f"sqlite:///{tmp_path / f'{ours}.db'}") as gb:
+            ensure_assignment(gb, "a1", source)
+            gb.update_or_create_notebook("extra", "a1")
+            gb.update_or_create_grade_cell("extra_test", "extra", "a1", max_score=2.0, cell_type="code")
+            gb.update_or_create_solution_cell("extra_answer", "extra", "a1")
+            gb.update_or_create_task_cell("extra_task", "extra", "a1", max_score=1.0, cell_type="markdown")
+            gb.add_student("s3")                     # known already, with no submission
+            if ours:
+                record_many(gb, "a1", "02_similarity", [(r, True) for r in batch])
+            else:
+                _, names = _cell_names(gb, "a1")
+                for r in batch:
+                    try:
+                        submission = gb.find_submission("a1", r["student"])
+                    except MissingEntry:
+                        if r["student"] != "s3":
+                            gb.add_student(r["student"])
+                        with gb.db.no_autoflush:
+                            submission = gb.add_submission("a1", r["student"])
+                    _write_scores(submission, "02_similarity", names, r, True)
+                gb.db.commit()
+        with open_gradebook(f"sqlite:///{tmp_path / f'{ours}.db'}") as gb:
+            dumps.append(dump(gb))
+    ours, nbgraders = dumps
+    assert sorted(ours) == ["s1", "s2", "s3", "s4"]
+    assert ours["s2"][2] == sum(t.points for t in source.tests[:5]) and ours["s1"][2] == source.max_score
+    assert [nb[1] for nb in ours["s4"][5]] == [True, False]    # 02_similarity flagged, extra not
+    assert ours == nbgraders

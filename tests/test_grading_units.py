@@ -582,3 +582,15 @@ def test_a_first_submission_is_written_as_nbgraders_add_submission_writes_it(tmp
     assert ours["s2"][2] == sum(t.points for t in source.tests[:5]) and ours["s1"][2] == source.max_score
     assert [nb[1] for nb in ours["s4"][5]] == [True, False]    # 02_similarity flagged, extra not
     assert ours == nbgraders
+
+
+def test_the_bench_fits_its_line_through_each_class_sizes_median():
+    """`make bench-grading` grades every class size in each of its rounds: one slow run (the
+    machine's speed moves) moves a size's median only if most rounds were slow too."""
+    from autograder.bench import fit, medians
+
+    line = [(10, 3.0), (40, 4.5), (100, 7.5), (200, 12.5)]          # 2.5 s + 0.05 s per submission
+    rounds = [line, [(10, 9.0)] + line[1:], [(10, 3.0), (40, 4.6), (100, 7.4), (200, 12.5)]]
+    assert medians(rounds) == line
+    fixed, marginal = fit(medians(rounds))
+    assert abs(fixed - 2.5) < 1e-9 and abs(marginal - 0.05) < 1e-12

@@ -220,7 +220,7 @@ def load_json_notebook(raw: bytes, name: str = "notebook") -> dict:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise NotebookError(f"{name} is not a notebook (not UTF-8 text)") from None
-    from .sandbox.protocol import json_nesting
+    from .jsontext import json_nesting
 
     if json_nesting(raw) > MAX_JSON_DEPTH:
         raise NotebookError(f"{name} is not a notebook (its JSON nests more than {MAX_JSON_DEPTH} deep)")

@@ -204,7 +204,13 @@ def test_the_grading_parent_never_imports_torch_nor_builds_uri_grammars():
     """The parent only reads, writes and waits: torch is for the workers (forked from a
     server that imports it once), and nbgrader's API comes without jsonschema's URI grammars."""
     code = ("import sys, autograder.grade.run, autograder.gradebook, autograder.feedback; "
-            "assert sys.modules['rfc3987_syntax'] is None, 'URI grammars built'")
+            "assert sys.modules['rfc3987_syntax'] is None, 'URI grammars built'; "
+            # what the parent does with notebooks in a run: the source, each graded notebook
+            "from autograder.notebook import load_source; from autograder.grade.run import _autograded; "
+            "path = 'solutions/02_similarity/02_similarity.ipynb'; source = load_source(path); "
+            "result = {'notebook': '02_similarity.ipynb', 'flags': [], 'tests': [{'grade_id': t.grade_id, "
+            "'passed': False, 'message': 'no'} for t in source.tests]}; "
+            "assert _autograded(source, result, open(path, 'rb').read())")
     loaded = _modules_imported(code)
     assert not {"torch", "numpy", "matplotlib", "IPython"} & loaded, \
         sorted({"torch", "numpy", "matplotlib", "IPython"} & loaded)

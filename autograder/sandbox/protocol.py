@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import socket
 import struct
 import time
 from typing import Any
 
 import numpy as np
+
+from ..jsontext import json_nesting  # noqa: F401  (also protocol.json_nesting)
 
 MAX_MESSAGE = 256 << 20      # bytes in one message
 MAX_DEPTH = 32
@@ -227,20 +228,6 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
-
-
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_BRACKETS = re.compile(rb"[\[\]{}]")
-
-
-def json_nesting(data: bytes) -> int:
-    """How deeply JSON text nests (brackets outside strings), in linear time and without
-    recursion, so that a hostile document can be refused before the parser sees it."""
-    depth = deepest = 0
-    for bracket in _BRACKETS.findall(_JSON_STRING.sub(b"", data)):
-        depth += 1 if bracket in (b"[", b"{") else -1
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def recv(sock: socket.socket, limit: int = MAX_MESSAGE, deadline: float | None = None) -> tuple[dict, list[bytes]]:

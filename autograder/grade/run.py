@@ -83,7 +83,7 @@ class _Worker:
                                 daemon=True, name=f"grading-worker-{slot}")
         self.proc.start()
         theirs.close()
-        self.ready = False
+        self.ready = self.released = False
         self.task: tuple | None = None
         self.queued: tuple | None = None
         self.started = 0.0
@@ -108,15 +108,21 @@ class _Worker:
         if self.task is not None:
             self.started = time.monotonic()
 
-    def stop(self, kill: bool = False) -> None:
+    def release(self, kill: bool = False) -> None:
+        """Tell the worker to end, without waiting for it: it takes its sandbox down while
+        this process writes the last results. Killed if asked, or if still warming up."""
         kill = kill or not self.ready         # still warming up: nothing to finish
-        if not kill:
+        if not kill and not self.released:
             try:
                 self.conn.send(None)
             except OSError:
                 kill = True
+        self.released = True
         if kill:
             self.proc.kill()
+
+    def stop(self, kill: bool = False) -> None:
+        self.release(kill)
         self.proc.join(timeout=10)
         self.conn.close()
 
@@ -253,11 +259,18 @@ class _Pool:
             problem = flag("unresponsive", seconds=seconds) if why is None else flag("internal", detail=why)
             on_result({"student": student, "abandoned": problem.to_dict(), "notebook": name})
 
+    def release(self) -> None:
+        """Tell every worker to end; `close` waits for them."""
+        self._starting.join()
+        for w in self.workers:
+            w.release(kill=w.task is not None)
+
     def close(self) -> None:
         self._starting.join()
         if self.closed:
             return
         self.closed = True
+        self.release()                       # all of them at once, then wait for each
         for w in self.workers:
             w.stop(kill=w.task is not None)
         forkserver.stop()
@@ -447,18 +460,16 @@ class _Gradebook:
     # gradebook thread the grading parent's largest user of CPU. (Each result is already
     # saved, flushed, in the workspace: a run stopped before a batch was written records it
     # the next time.)
-    # The last `FINAL_STRETCH` results of a run are each written as soon as the thread is
-    # free: what is left to write after the last student is then one or two students, not
-    # up to a second's worth of them (for 10 students, 0.08-0.10 s of a run's fixed cost).
-    BATCH_SECONDS, BATCH_SIZE, FINAL_STRETCH = 1.0, 50, 8
+    # (Writing each of a run's last 8 results as soon as the thread was free left 0.02 s less
+    # to write after the last student, and made 10 students take 0.08 s longer in all: each
+    # batch costs this thread 25-45 ms of CPU, which the workers then lack.)
+    BATCH_SECONDS, BATCH_SIZE = 1.0, 50
 
-    def record_later(self, result: dict, fresh: bool, left: int | None = None) -> None:
-        """Queue a student's scores; the thread writes what has queued up in one transaction.
-        `left`: how many results of this run are still to come, if known."""
+    def record_later(self, result: dict, fresh: bool) -> None:
+        """Queue a student's scores; the thread writes what has queued up in one transaction."""
         with self._lock:
             self._pending.append((result, fresh))
             due = not self._queued and (len(self._pending) >= self.BATCH_SIZE
-                                        or (left is not None and left < self.FINAL_STRETCH)
                                         or time.monotonic() - self._last >= self.BATCH_SECONDS)
             self._queued |= due
         if due:
@@ -638,7 +649,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
             result["key"] = key
             ws.save_result(slugs[result["student"]], result)
             book.check()                    # a gradebook that cannot open stops the run here
-            book.record_later(result, True, left=len(todo) - len(written) - 1)
+            book.record_later(result, True)
             done[result["student"]] = result
             # the graded notebook now, while the workers grade (on this machine's other
             # core, in effect), rather than after the last student, on one
@@ -655,6 +666,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
             pool.run(todo, finish)
         bar.close()
         phases.mark("all graded")
+        pool.release()                      # their sandboxes come down while the last batch is written
 
         # every result in `done` went through record_later: close() writes and settles the
         # last batch (and raises if any batch failed)

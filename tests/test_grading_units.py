@@ -406,6 +406,40 @@ def test_plain_python_cells_skip_ipythons_transforms_with_the_same_result():
     assert shell.transform_cell(PLAIN_CELLS[1]) == "x = 1\ny = 2\n"
 
 
+ASYNC_CELLS = ["await f()", "x = await g()\ny = 1", "async for i in it():\n    pass", "async with c:\n    pass",
+               "[i async for i in it()]", "async def f():\n    await g()", "s = 'await'\nt = 1",
+               "# async\nx = 1", "def f():\n    await = 1", "lambda: (yield)"]
+
+
+def test_a_cell_without_await_or_async_runs_as_ipython_would_run_it():
+    """IPython compiles each cell once more to see whether it awaits at top level; the shell
+    a submission runs in answers "no" without compiling for a cell whose text has neither
+    `await` nor `async`, and asks IPython otherwise: the same answer for every code cell of
+    the course and for cells that do or only seem to await."""
+    import glob
+    import json
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograder.sandbox.child import _shell
+
+    shell = _shell()
+    ipython = InteractiveShell.should_run_async.__get__(shell)         # the unwrapped method
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cells = [cell for path in sorted(glob.glob(os.path.join(root, "solutions", "*", "*.ipynb")))
+             for cell in ("".join(c["source"]) for c in json.load(open(path))["cells"] if c["cell_type"] == "code")]
+    answers = []
+    for cell in cells + PLAIN_CELLS + ASYNC_CELLS:
+        transformed = shell.transform_cell(cell)
+        answer = shell.should_run_async(cell, transformed_cell=transformed)
+        assert answer == ipython(cell, transformed_cell=transformed), cell
+        answers.append(answer)
+    assert answers[-len(ASYNC_CELLS):] == [True] * 5 + [False] * 5
+    assert shell.should_run_async("x", transformed_cell="x", preprocessing_exc_tuple=(None,)) is False
+    assert shell.run_cell("import asyncio\nasync def f():\n    return 7\nr = await f()",
+                          store_history=False, silent=True).success and shell.user_ns["r"] == 7
+
+
 def test_the_fork_servers_imports_run_with_the_cycle_collector_paused_then_frozen():
     """Importing torch ran Python's cycle collector hundreds of times (0.3-0.5 s of the fork
     server's start). The fork server imports the grading code and the assignment's modules

@@ -74,6 +74,19 @@ def _shell():
             return full(raw_cell) if plain is None else plain
 
         shell.transform_cell = transform_cell
+    if "should_run_async" not in vars(shell):
+        full_async = shell.should_run_async
+
+        def should_run_async(raw_cell: str, *, transformed_cell=None, preprocessing_exc_tuple=None) -> bool:
+            # IPython compiles the whole cell to see whether it awaits at top level; only a
+            # cell with `await` or `async` in its text can (keywords have no other spelling)
+            if isinstance(transformed_cell, str) and "await" not in transformed_cell \
+                    and "async" not in transformed_cell:
+                return False
+            return full_async(raw_cell, transformed_cell=transformed_cell,
+                              preprocessing_exc_tuple=preprocessing_exc_tuple)
+
+        shell.should_run_async = should_run_async
     return shell
 
 

@@ -100,13 +100,11 @@ def _template(no_sandbox: bool, warm: tuple[str, ...]):
 
     if no_sandbox or os.geteuid() != 0 or not bwrap_path():
         return None
-    from .sandbox.server import collector_paused
+    from .sandbox.server import collector_paused, import_modules
     from .sandbox.template import Template
 
     with collector_paused():
-        from .grade.worker import _warm
-
-        _warm(warm)
+        import_modules(["autograder.grade.worker", *warm])
     return Template.fork()
 
 
@@ -160,9 +158,9 @@ def check_student(notebook: str | Path, assignment: str | None = None, *,
     box, why = _launch(no_sandbox, source.imports, template)
     try:
         from .grade.submission import grade_submission    # NumPy, torch: while the sandbox warms up
-        from .grade.worker import _warm
+        from .sandbox.server import import_modules
 
-        _warm(source.imports)
+        import_modules(source.imports)
         box, where = _ready(box, why, source.imports)
         sink = io.StringIO()
         # Tests run in this process; anything they print stays out of the table.

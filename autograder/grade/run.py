@@ -272,7 +272,7 @@ class _Pool:
         self.closed = True
         self.release()                       # all of them at once, then wait for each
         for w in self.workers:
-            w.stop(kill=w.task is not None)
+            w.stop()
         forkserver.stop()
         remove_stale_cgroups()
         sys.argv = self.argv

@@ -8,14 +8,12 @@ itself while the worker reads the assignment.
 """
 from __future__ import annotations
 
-import importlib
-import sys
-
 import numpy  # noqa: F401  (the tests' inputs and comparisons)
 
 from ..flags import flag
 from ..notebook import import_nbformat, load_source, source_imports
 from ..sandbox.host import Limits, Sandbox, SandboxUnavailable
+from ..sandbox.server import import_modules
 from ..sandbox.template import Template
 from ..testcells import _transformer
 from .submission import compile_tests, grade_submission
@@ -34,17 +32,6 @@ def main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> Non
         _serve(conn, slot, source_path, limits, unsafe)
     except (EOFError, OSError, KeyboardInterrupt):
         pass
-
-
-def _warm(modules: tuple[str, ...]) -> None:
-    """What the assignment's test cells import, imported here before the first student."""
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 (a test cell that needs it reports the error itself)
-            continue
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
 
 
 def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:
@@ -69,7 +56,7 @@ def _serve_with(conn, slot: int, source_path: str, limits: Limits, unsafe: bool,
         source = load_source(source_path)
         box.request_zygote()
         compile_tests(source)
-        _warm(source.imports)
+        import_modules(source.imports)      # what the test cells import, before the first student
         box.wait_ready()
     except SandboxUnavailable as exc:
         box.close()

@@ -270,20 +270,21 @@ class Sandbox:
             if not bwrap_path():
                 raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
             env, cmd = None, _bwrap_command(python, privileged, theirs.fileno(), warm)
-        self._new_cgroup()
-        if self.cgroup:
-            cmd = self.cgroup.command(cmd)
-        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),),
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(self._in_cgroup(cmd), env=env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     pass_fds=(theirs.fileno(),), start_new_session=True)
         theirs.close()
         self.control = ours
         self.starts += 1
 
-    def _new_cgroup(self) -> None:
-        if self.cgroup is None and not self.unsafe:
+    def _in_cgroup(self, cmd: list[str]) -> list[str]:
+        """`cmd`, started in this sandbox's cgroups (made the first time; none when unsafe)."""
+        if self.unsafe:
+            return cmd
+        if self.cgroup is None:
             self.cgroup = _Cgroup(f"autograder-{os.getpid()}-{self.slot}",
                                   self.limits.memory_bytes + (1 << 30), self.limits.processes + 32)
+        return self.cgroup.command(cmd)
 
     def _launch_forked(self) -> None:
         """bubblewrap builds the sandbox around a holder process; the template forks a zygote
@@ -291,14 +292,11 @@ class Sandbox:
         ended) or when it is killed; the sandbox's namespaces go with it. Only bubblewrap is
         started here: the zygote is asked for in `wait_ready`, when bubblewrap has built the
         sandbox (0.03-0.05 s, which the caller spends reading the assignment)."""
-        self._new_cgroup()
         info_r, info_w = os.pipe()
         cmd = _bwrap_command(str(Path(sys.executable)), True, None, "")
         cmd[1:1] = ["--info-fd", str(info_w)]
-        if self.cgroup:
-            cmd = self.cgroup.command(cmd)
         try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            self.proc = subprocess.Popen(self._in_cgroup(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, pass_fds=(info_w,), start_new_session=True)
         except BaseException:
             os.close(info_r)

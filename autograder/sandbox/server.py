@@ -54,13 +54,24 @@ def collector_paused():
             gc.enable()
 
 
+def import_modules(names) -> None:
+    """Import each module; one that does not import is left to fail where it is used (the
+    student's cell, the test cell), as it would in Jupyter. Then torch gets one thread."""
+    import importlib
+
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001
+            continue
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
 def _warm_imports(warm: str = "") -> None:
     """Import, once and before any fork, what every submission's process needs (NumPy,
     IPython's shell) and what the assignment's notebook imports (`warm`, comma-separated
-    module names, e.g. torch): each child starts with them loaded. A module that is not
-    installed is left to fail in the student's own cell, as it would in Jupyter."""
-    import importlib
-
+    module names, e.g. torch): each child starts with them loaded."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     # What is loaded here is shared by every child until a child writes to its page. Python's
     # cyclic garbage collector writes to every object it examines: frozen, these are never
@@ -71,13 +82,7 @@ def _warm_imports(warm: str = "") -> None:
         import numpy.random  # noqa: F401  (not imported by numpy or torch: 10-20 ms where first used)
         from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
 
-        for name in filter(None, warm.split(",")):
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 (a missing module is the student's cell's error, later)
-                continue
-        if "torch" in sys.modules:
-            sys.modules["torch"].set_num_threads(1)
+        import_modules(filter(None, warm.split(",")))
         # The IPython shell each submission's cells run in, built once (no thread, no history
         # file): every child gets its own copy when it is forked, with an empty namespace.
         from autograder.sandbox.child import _shell

@@ -72,9 +72,11 @@ postgresql:
 # expensive fixture (the book build, the adversarial class) run whole on one worker.
 # The package's bytecode, compiled ahead: where PYTHONDONTWRITEBYTECODE is set (as on this
 # machine), every grading process would compile the package again (0.08 s each: the parent,
-# the fork server, a student's check). Only stale files are compiled again.
+# the fork server, a student's check). Only stale files are compiled again. So is nbformat's
+# validator, which each of them would otherwise generate and compile (0.08 s each).
 bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -q autograder
+	@$(BIN)/python -c "from autograder.notebook import ready_validator; ready_validator(write=True)"
 
 test: $(STAMP) bytecode sandbox browser mathjax postgresql
 	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15

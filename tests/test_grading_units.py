@@ -250,6 +250,90 @@ def test_nbformat_comes_without_the_packages_of_jsonschemas_format_checkers():
     _modules_imported(code)
 
 
+_VALIDATOR_CHECK = r"""
+import copy, glob, json, sys
+from pathlib import Path
+import fastjsonschema
+from autograder import notebook
+from autograder.notebook import ready_validator
+folder = Path(sys.argv[1])
+notebook._VALIDATOR["folder"] = folder
+import nbformat
+from nbformat import validator as nbvalidator
+slot = ("fastjsonschema", 4, nbformat.v4.nbformat_minor, False)
+
+def verdicts(validator, notebooks):
+    return [[str(e) for e in validator.iter_errors(nb)] for nb in notebooks]
+
+# nbformat's own validator, compiled by nbformat: the reference
+assert ready_validator() == "compiled"
+reference = nbvalidator.validators[slot]
+good = [json.loads(Path(p).read_text()) for p in sorted(glob.glob("solutions/*/*.ipynb") + glob.glob("exercises/*/*.ipynb"))]
+assert good
+base = good[0]
+def broken(edit):
+    nb = copy.deepcopy(base); edit(nb); return nb
+code = next(i for i, c in enumerate(base["cells"]) if c["cell_type"] == "code")
+bad = [broken(lambda nb: nb["cells"][0].update(cell_type="bogus")),
+       broken(lambda nb: nb["cells"][code].pop("outputs")),
+       broken(lambda nb: nb["cells"][code].update(source=7)),
+       broken(lambda nb: nb["cells"][code].update(execution_count="x")),
+       broken(lambda nb: nb["cells"][code].update(outputs=[{"output_type": "nonsense"}])),
+       broken(lambda nb: nb["cells"][0].update(id="a b")),
+       broken(lambda nb: nb["cells"][0].update(metadata=[])),
+       broken(lambda nb: nb.update(extra=1)),
+       broken(lambda nb: nb.pop("metadata"))]
+expected = verdicts(reference, good + bad)
+assert not any(expected[:len(good)]) and all(expected[len(good):]), expected
+
+# a stale or damaged file is never used
+for blob in (b"garbage", b"0" * 64 + b"\n" + b"garbage"):
+    del nbvalidator.validators[slot]
+    folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.bin"): old.unlink()
+    (folder / f"nbformat-v4.{slot[2]}-validator.{notebook._validator_key(reference._schema)[:32]}.bin").write_bytes(blob)
+    assert ready_validator() == "compiled"
+    assert verdicts(nbvalidator.validators[slot], good + bad) == expected
+for old in folder.glob("*.bin"): old.unlink()
+del nbvalidator.validators[slot]
+assert ready_validator(write=True) == "written"
+assert len(list(folder.glob("*.bin"))) == 1
+
+# from the stored code: nothing generated, nothing compiled, the same verdicts
+def refuse(*a, **k): raise AssertionError("the validator was generated again")
+fastjsonschema.compile = fastjsonschema.compile_to_code = refuse
+del nbvalidator.validators[slot]
+assert ready_validator() == "cached"
+assert nbvalidator.validators[slot] is not reference
+assert verdicts(nbvalidator.validators[slot], good + bad) == expected
+for nb, errors in zip(good + bad, expected):
+    try:
+        nbformat.validate(nbformat.from_dict(nb))
+    except nbformat.ValidationError:
+        assert errors
+    else:
+        assert not errors
+print("ok")
+"""
+
+
+def test_nbformats_validator_comes_stored_and_judges_as_nbformats_own(tmp_path):
+    """`make bytecode` stores the code fastjsonschema generates from nbformat's schema; a
+    process that reads notebooks loads it instead of generating and compiling it (75-80 ms).
+    It must judge every notebook as the validator nbformat compiles itself: the course's
+    notebooks valid, nine broken ones invalid with the same messages. A damaged or stale
+    file is never used; and the package's own file is current (this process's parse found it)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _VALIDATOR_CHECK, str(tmp_path / "cache")], capture_output=True,
+                          text=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+    mine = subprocess.run([sys.executable, "-c", "from autograder.notebook import ready_validator; "
+                           "print(ready_validator())"], capture_output=True, text=True, timeout=60)
+    assert mine.stdout.strip() == "cached", (mine.stdout, mine.stderr[-2000:], "run `make bytecode`")
+
+
 def test_the_autograded_notebook_is_valid_and_holds_the_instructors_tests():
     """Written as plain JSON for a version 4 notebook: nbformat must read and validate it, with
     every test cell's instructor source and a failed test's message as its error output."""

@@ -18,8 +18,8 @@ from ..sandbox.template import Template
 from ..testcells import _transformer
 from .submission import compile_tests, grade_submission
 
-# Every submission is parsed and validated here. nbformat compiles its validator on first use
-# (fastjsonschema: 0.1 s): once, in the fork server, rather than in each worker as it starts.
+# Every submission is parsed and validated here: nbformat's validator is made ready once, in
+# the fork server (`notebook.ready_validator`), rather than in each worker as it starts.
 _nbformat = import_nbformat()
 _nbformat.validate(_nbformat.v4.new_notebook())
 _transformer()             # and its tests compiled as IPython would

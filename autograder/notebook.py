@@ -125,19 +125,28 @@ def ready_validator(write: bool = False) -> str:
         import fastjsonschema
 
         code = compile(fastjsonschema.compile_to_code(schema), f"<nbformat v4.{minor} schema>", "exec")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_bytes(header + marshal.dumps(code))
-        tmp.replace(path)
-        for stale in path.parent.glob("nbformat-v4.*-validator.*.bin"):
-            if stale != path:
-                stale.unlink(missing_ok=True)
-        how = "written"
+        how = "compiled"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}")
+            tmp.write_bytes(header + marshal.dumps(code))
+            tmp.replace(path)
+            for stale in path.parent.glob("nbformat-v4.*-validator.*.bin"):
+                if stale != path:
+                    stale.unlink(missing_ok=True)
+            how = "written"
+        except OSError:         # a package folder this user may not write: used, not stored
+            pass
     if code is None:
         nbvalidator.get_validator(4, minor)
         return "compiled"
     namespace: dict = {}
-    exec(code, namespace)
+    try:
+        exec(code, namespace)
+        namespace["validate"]
+    except Exception:  # noqa: BLE001 (code that does not define the validator is not used)
+        nbvalidator.get_validator(4, minor)
+        return "compiled"
     validator = FastJsonSchemaValidator.__new__(FastJsonSchemaValidator)
     JsonSchemaValidator.__init__(validator, schema)      # what FastJsonSchemaValidator.__init__ does,
     validator._validator = namespace["validate"]         # with the stored code instead of a compile

@@ -286,8 +286,11 @@ bad = [broken(lambda nb: nb["cells"][0].update(cell_type="bogus")),
 expected = verdicts(reference, good + bad)
 assert not any(expected[:len(good)]) and all(expected[len(good):]), expected
 
-# a stale or damaged file is never used
-for blob in (b"garbage", b"0" * 64 + b"\n" + b"garbage"):
+# a stale or damaged file is never used, nor code that defines no validator
+import marshal
+header = notebook._validator_key(reference._schema).encode() + b"\n"
+for blob in (b"garbage", b"0" * 64 + b"\n" + b"garbage", header + b"garbage",
+             header + marshal.dumps(compile("x = 1", "<x>", "exec"))):
     del nbvalidator.validators[slot]
     folder.mkdir(exist_ok=True)
     for old in folder.glob("*.bin"): old.unlink()
@@ -322,7 +325,8 @@ def test_nbformats_validator_comes_stored_and_judges_as_nbformats_own(tmp_path):
     process that reads notebooks loads it instead of generating and compiling it (75-80 ms).
     It must judge every notebook as the validator nbformat compiles itself: the course's
     notebooks valid, nine broken ones invalid with the same messages. A damaged or stale
-    file is never used; and the package's own file is current (this process's parse found it)."""
+    file is never used, nor code that defines no validator; and the package's own file is
+    current (this process's parse found it)."""
     import subprocess
     import sys
 

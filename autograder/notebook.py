@@ -91,9 +91,6 @@ def ready_validator(write: bool = False) -> str:
     stale. Without it, nbformat compiles its validator as it always does, as it does for
     the older minor versions (Jupyter writes the current one, and so does this course).
     Returns "cached", "written" or "compiled"."""
-    import marshal
-    import types
-
     skip_uri_grammars()
     _VALIDATOR["ready"] = True
     from nbformat import v4
@@ -106,52 +103,53 @@ def ready_validator(write: bool = False) -> str:
             raise LookupError
         slot = (FastJsonSchemaValidator.name, 4, minor, False)       # nbformat's own key
         schema = nbvalidator._get_schema_json(v4, version=4, version_minor=minor)
-        key = _validator_key(schema)
-    except (AttributeError, LookupError, TypeError, ValueError):     # another nbformat: its own way
-        nbvalidator.get_validator(4, minor)
-        return "compiled"
-    path = _VALIDATOR["folder"] / f"nbformat-v4.{minor}-validator.{key[:32]}.bin"
-    header = f"{key}\n".encode()
-    code, how = None, "cached"
-    try:
-        blob = path.read_bytes()
-        if blob.startswith(header):
-            code = marshal.loads(blob[len(header):])
-    except (OSError, EOFError, ValueError, TypeError):
-        code = None
-    if not isinstance(code, types.CodeType):
-        code = None
-    if code is None and write:
-        import fastjsonschema
-
-        code = compile(fastjsonschema.compile_to_code(schema), f"<nbformat v4.{minor} schema>", "exec")
-        how = "compiled"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}")
-            tmp.write_bytes(header + marshal.dumps(code))
-            tmp.replace(path)
-            for stale in path.parent.glob("nbformat-v4.*-validator.*.bin"):
-                if stale != path:
-                    stale.unlink(missing_ok=True)
-            how = "written"
-        except OSError:         # a package folder this user may not write: used, not stored
-            pass
-    if code is None:
-        nbvalidator.get_validator(4, minor)
-        return "compiled"
-    namespace: dict = {}
-    try:
+        code, how = _stored_validator(schema, f"nbformat-v4.{minor}-validator", write)
+        namespace: dict = {}
         exec(code, namespace)
-        namespace["validate"]
-    except Exception:  # noqa: BLE001 (code that does not define the validator is not used)
+        validate = namespace["validate"]
+    except Exception:  # noqa: BLE001 (no file, a damaged one, another nbformat: nbformat's own way)
         nbvalidator.get_validator(4, minor)
         return "compiled"
     validator = FastJsonSchemaValidator.__new__(FastJsonSchemaValidator)
     JsonSchemaValidator.__init__(validator, schema)      # what FastJsonSchemaValidator.__init__ does,
-    validator._validator = namespace["validate"]         # with the stored code instead of a compile
+    validator._validator = validate                      # with the stored code instead of a compile
     nbvalidator.validators[slot] = validator
     return how
+
+
+def _stored_validator(schema: dict, stem: str, write: bool):
+    """(the code object, "cached") from the file under `schema`'s key; else, with `write`,
+    the code generated, compiled and stored, (code, "written"), or (code, "compiled") where
+    the folder cannot be written. LookupError when there is nothing to use."""
+    import marshal
+    import types
+
+    key = _validator_key(schema)
+    path = _VALIDATOR["folder"] / f"{stem}.{key[:32]}.bin"
+    header = f"{key}\n".encode()
+    try:
+        blob = path.read_bytes()
+        code = marshal.loads(blob[len(header):]) if blob.startswith(header) else None
+    except (OSError, EOFError, ValueError, TypeError):
+        code = None
+    if isinstance(code, types.CodeType):
+        return code, "cached"
+    if not write:
+        raise LookupError(f"no stored {stem}")
+    import fastjsonschema
+
+    code = compile(fastjsonschema.compile_to_code(schema), f"<{stem}>", "exec")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_bytes(header + marshal.dumps(code))
+        tmp.replace(path)
+        for stale in path.parent.glob(f"{stem}.*.bin"):
+            if stale != path:
+                stale.unlink(missing_ok=True)
+    except OSError:             # a package folder this user may not write: used, not stored
+        return code, "compiled"
+    return code, "written"
 
 
 @dataclass

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from autograder.jsontext import json_nesting
 from autograder.sandbox import protocol
 from autograder.feedback import instructor_report, student_feedback
 from autograder.flags import exception_name, flag
@@ -77,8 +78,8 @@ def test_hostile_headers_are_protocol_errors(header):
 
 
 def test_json_nesting_is_measured_outside_strings():
-    assert protocol.json_nesting(b'{"a": ["[[[\\"", {}]}') == 3
-    assert protocol.json_nesting(b"[" * 100_000 + b"]" * 100_000) == 100_000
+    assert json_nesting(b'{"a": ["[[[\\"", {}]}') == 3
+    assert json_nesting(b"[" * 100_000 + b"]" * 100_000) == 100_000
 
 
 # ------------------------------------------------------------------ notebooks

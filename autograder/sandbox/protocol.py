@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..jsontext import json_nesting  # noqa: F401  (also protocol.json_nesting)
+from ..jsontext import json_nesting
 
 MAX_MESSAGE = 256 << 20      # bytes in one message
 MAX_DEPTH = 32

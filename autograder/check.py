@@ -93,12 +93,14 @@ def recognise_assignment(nb, name: str = "notebook") -> str:
 
 
 def _template(no_sandbox: bool, warm: tuple[str, ...]):
-    """As root, torch is imported once, here, and the sandbox's zygote is forked from this
-    process (sandbox/template.py); else None (the sandbox's own zygote imports torch while
-    this process does). Nothing here is secret from the student: the check runs as them."""
+    """torch is imported once, here, and the sandbox's zygote is forked from this process
+    (sandbox/template.py), with or without root; None without the sandbox. Nothing here is
+    secret from the student: the check runs as them. (A zygote that bubblewrap starts
+    imports torch again, beside this process's own import: in 14 alternating checks without
+    root, a median of 2.99 s that way against 2.53 s forked.)"""
     from .sandbox.host import bwrap_path
 
-    if no_sandbox or os.geteuid() != 0 or not bwrap_path():
+    if no_sandbox or not bwrap_path():
         return None
     from .sandbox.server import collector_paused, import_modules
     from .sandbox.template import Template
@@ -124,15 +126,25 @@ def _launch(no_sandbox: bool, warm: tuple[str, ...], template=None):
         return None, f"the sandbox could not start: {exc}"
 
 
+SANDBOXED = "your code ran in the sandbox (bubblewrap), as when it is graded"
+
+
 def _ready(box, why: str | None, warm: tuple[str, ...]):
     """The launched sandbox once it is ready, or else a plain child process; and one line
     that says which the student's code ran in."""
     from .sandbox.host import Limits, Sandbox, SandboxUnavailable
 
+    if box is not None and box.template is not None:
+        try:
+            box.wait_ready()
+            return box, SANDBOXED
+        except SandboxUnavailable:
+            box.close()       # a zygote forked from here could not join it: bubblewrap starts one
+            box, why = _launch(False, warm)
     if box is not None:
         try:
             box.wait_ready()
-            return box, "your code ran in the sandbox (bubblewrap), as when it is graded"
+            return box, SANDBOXED
         except SandboxUnavailable as exc:
             box.close()
             why = f"the sandbox could not start: {exc}"

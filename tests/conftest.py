@@ -1,13 +1,16 @@
 """Shared fixtures: the course's paths, and grading through the real command line."""
 from __future__ import annotations
 
+import contextlib
 import csv
 import fcntl
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -83,14 +86,59 @@ def release_path(assignment: str) -> Path:
     return ROOT / "exercises" / assignment / f"{assignment}.ipynb"
 
 
+STUDENT_UID = 65534          # nobody: who runs what these tests run "without root", as root
+
+
+@contextlib.contextmanager
+def reachable(paths):
+    """As root: every folder on the way to `paths` enterable by others (the execute bit: enter,
+    not list), for the block's length, then its mode back. The interpreter, the virtual
+    environment and this checkout may sit where only root may enter (pyenv under /root, a
+    clone under `mktemp -d`), and a user without root must reach them. One block at a time
+    on this machine (a lock): the folders' modes are shared by the tests' workers."""
+    changed: dict[Path, int] = {}
+    lock = os.open(Path(tempfile.gettempdir()) / "autograder-tests-reachable.lock", os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.geteuid() == 0:
+            for path in paths:
+                for folder in [Path(path), *Path(path).parents]:
+                    mode = folder.stat().st_mode
+                    if folder.is_dir() and not mode & stat.S_IXOTH and folder not in changed:
+                        changed[folder] = stat.S_IMODE(mode)
+                        folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+        yield
+    finally:
+        for folder, mode in changed.items():
+            folder.chmod(mode)
+        os.close(lock)
+
+
+def run_unprivileged(args: list[str], *, cwd: Path, env: dict[str, str], reach=(), timeout: float = 300,
+                     ) -> subprocess.CompletedProcess:
+    """`args` run by a user without root: `nobody` when the tests run as root, else the user
+    running them. `reach`: more paths that user must reach (see `reachable`)."""
+    user = {"user": STUDENT_UID, "group": STUDENT_UID, "extra_groups": []} if os.geteuid() == 0 else {}
+    with reachable([Path(os.path.realpath(sys.executable)).parent, Path(sys.prefix), ROOT, cwd, *reach]):
+        return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, **user)
+
+
 def run_grade(assignment: str, submissions: Path, workspace: Path, *extra: str, check: bool = True,
-              timeout: float = 900, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+              timeout: float = 900, env: dict[str, str] | None = None,
+              unprivileged_home: Path | None = None) -> subprocess.CompletedProcess:
     """`python -m autograder grade` exactly as an instructor runs it (`env`: more variables
-    in its environment)."""
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", assignment, str(submissions),
-                           "--workspace", str(workspace), "--quiet", *extra],
-                          cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **env} if env else None)
+    in its environment). With `unprivileged_home`, as an instructor without root runs it
+    (`run_unprivileged`), with that folder as their home."""
+    args = [sys.executable, "-m", "autograder", "grade", assignment, str(submissions), "--workspace", str(workspace),
+            "--quiet", *extra]
+    if unprivileged_home is not None:
+        env = {"PATH": os.environ["PATH"], "HOME": str(unprivileged_home),
+               "JUPYTER_CONFIG_PATH": os.environ["JUPYTER_CONFIG_PATH"], **dict.fromkeys(THREAD_VARS, "1"),
+               **(env or {})}
+        proc = run_unprivileged(args, cwd=ROOT, env=env, reach=[submissions, workspace.parent], timeout=timeout)
+    else:
+        proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, **env} if env else None)
     if check and proc.returncode != 0:
         raise AssertionError(f"autograder grade failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc

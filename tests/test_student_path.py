@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from autograder.notebook import nbgrader_meta
-from tests.conftest import ROOT, release_path, source_path
+from tests.conftest import ROOT, needs_sandbox, release_path, source_path
 
 A = "02_similarity"
 WRONG_SOFTMAX = """
@@ -159,3 +159,28 @@ def test_an_unknown_assignment_is_one_clear_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == proc.stderr.strip().splitlines()[0]
     assert "no assignment named '99_nothing'" in proc.stderr
+
+
+@needs_sandbox
+def test_a_zygote_that_cannot_join_the_sandbox_leaves_the_check_in_one_bubblewrap_starts(tmp_path, monkeypatch):
+    """The check forks its sandbox's zygote (sandbox/template.py). Where that zygote cannot
+    join bubblewrap's namespaces (a kernel that refuses `setns`, say), the student's code
+    still runs in the sandbox, in a zygote bubblewrap starts, not in a plain process."""
+    from autograder import check
+    from autograder.sandbox import host, template
+
+    def refused(control_fd, request):
+        raise OSError("joining the sandbox's user namespace: Operation not permitted (a test)")
+
+    monkeypatch.setattr(template, "_zygote", refused)
+    started = []
+    real = host.Sandbox.launch
+    monkeypatch.setattr(host.Sandbox, "launch", lambda self: (started.append(self.template is not None),
+                                                              real(self))[1])
+    notebook = tmp_path / "mine.ipynb"
+    shutil.copy(release_path(A), notebook)
+    _fill(notebook, _solutions())
+    result = check.check_student(notebook)
+    assert started == [True, False]                 # the forked zygote, then bubblewrap's own
+    assert result.where == "your code ran in the sandbox (bubblewrap), as when it is graded"
+    assert result.score == result.max_score == 11

@@ -3,8 +3,8 @@
 Imported once by the server that forks the workers (`run._Pool`), with the assignment's own
 modules: a new worker starts with NumPy, torch and the grading code already loaded. Before
 it reads anything, it forks the template its sandboxes' zygotes are forked from
-(sandbox/template.py); without one (not root), each sandbox's zygote imports its modules
-itself while the worker reads the assignment.
+(sandbox/template.py); without one (no bubblewrap), each sandbox's zygote imports its
+modules itself while the worker reads the assignment.
 """
 from __future__ import annotations
 

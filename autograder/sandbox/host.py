@@ -251,8 +251,8 @@ class Sandbox:
         """Start the sandbox's zygote without waiting for it to warm up (`wait_ready`): the
         caller does its own imports meanwhile, on the other core."""
         privileged = os.geteuid() == 0
-        if self.template is not None and privileged and not self.unsafe and bwrap_path():
-            self._launch_forked()
+        if self.template is not None and not self.unsafe and bwrap_path():
+            self._launch_forked(privileged)
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         python = str(Path(sys.executable))
@@ -286,14 +286,14 @@ class Sandbox:
                                   self.limits.memory_bytes + (1 << 30), self.limits.processes + 32)
         return self.cgroup.command(cmd)
 
-    def _launch_forked(self) -> None:
+    def _launch_forked(self, privileged: bool) -> None:
         """bubblewrap builds the sandbox around a holder process; the template forks a zygote
         that joins it (template.py). The holder ends when its stdin closes (this process
         ended) or when it is killed; the sandbox's namespaces go with it. Only bubblewrap is
         started here: the zygote is asked for in `wait_ready`, when bubblewrap has built the
         sandbox (0.03-0.05 s, which the caller spends reading the assignment)."""
         info_r, info_w = os.pipe()
-        cmd = _bwrap_command(str(Path(sys.executable)), True, None, "")
+        cmd = _bwrap_command(str(Path(sys.executable)), privileged, None, "")
         cmd[1:1] = ["--info-fd", str(info_w)]
         try:
             self.proc = subprocess.Popen(self._in_cgroup(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from autograder.notebook import strip_hidden
-from tests.conftest import SANDBOX, needs_sandbox, read_csv, read_results, run_grade, source_path
+from tests.conftest import SANDBOX, STUDENT_UID, needs_sandbox, read_csv, read_results, run_grade, source_path
 
 A = "02_similarity"
 MAX = 11.0
@@ -612,7 +612,12 @@ _clean &= not os.path.exists("/scratch/left-behind.txt") and not os.path.exists(
 _clean &= not os.path.exists("/scratch/filler")
 _free = os.statvfs("/scratch")
 _clean &= _free.f_bavail * _free.f_frsize > (200 << 20)     # the litterbug's filler is gone
-_others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+# As root, this process is the first of a PID namespace of its own. Without root, it shares
+# its sandbox's: bubblewrap's init (1), the zygote (its parent) and the holder (`cat`) a
+# forked zygote joined. Any other process is another submission's.
+_own = {1, os.getpid(), os.getppid()}
+_others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in _own
+           and open(f"/proc/{p}/cmdline", "rb").read() != b"cat\\0"]
 _clean &= not _others
 """
 
@@ -758,13 +763,26 @@ class _Listener:
                 pass
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+@pytest.fixture(scope="module", params=["root", "without-root"])
+def graded(request, tmp_path_factory):
+    """Every case graded in one run, as root (each submission its own uid and namespaces in
+    a sandbox that grades many) and as an instructor without root (`nobody` when the tests
+    run as root: bubblewrap's user namespaces, a fresh sandbox for each submission)."""
     if not SANDBOX:
         pytest.skip("bubblewrap cannot run here")
+    if request.param == "root" and os.geteuid() != 0:
+        pytest.skip("grading as root needs root")
     root = tmp_path_factory.mktemp("adversarial")
     subs, ws = root / "submissions", root / "workspace"
     subs.mkdir()
+    home = None
+    if request.param == "without-root":
+        home = root / "home"
+        home.mkdir()
+        ws.mkdir()
+        if os.geteuid() == 0:
+            for folder in (home, ws):
+                os.chown(folder, STUDENT_UID, STUDENT_UID)
     listener = _Listener()
     ctx = {"submissions": subs, "workspace": ws, "port": listener.port,
            "env_secret": "pg-password-" + os.urandom(8).hex()}
@@ -774,7 +792,7 @@ def graded(tmp_path_factory):
     # One worker: the honest controls (zz_*) are graded after every attacker, by the same
     # worker, so anything an attacker leaves behind would reach them.
     proc = run_grade(A, subs, ws, "--workers", "1", "--timeout", "15", check=False, timeout=1500,
-                     env={"PGPASSWORD": ctx["env_secret"]})
+                     env={"PGPASSWORD": ctx["env_secret"]}, unprivileged_home=home)
     listener.stop = True
     return {"proc": proc, "results": read_results(ws, A) if proc.returncode == 0 else {}, "ws": ws,
             "subs": subs, "before": before, "connections": listener.connections}

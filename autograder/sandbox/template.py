@@ -231,9 +231,9 @@ def _zygote(control_fd: int, request: dict) -> None:
         with open(os.path.join(folder, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
     env_start, env_end = _initial_environment()      # read while /proc is still this process's
-    last_cap = int(open("/proc/sys/kernel/cap_last_cap").read())
     holder = int(request["holder"])
     users = _user_namespaces(holder)
+    last_cap = int(open("/proc/sys/kernel/cap_last_cap").read()) if users else 0
     spaces = [os.open(f"/proc/{holder}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC) for name in NAMESPACES]
     root = os.open(f"/proc/{holder}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     _close_fds_except({control_fd, root, *spaces, *users})

@@ -126,25 +126,15 @@ def _launch(no_sandbox: bool, warm: tuple[str, ...], template=None):
         return None, f"the sandbox could not start: {exc}"
 
 
-SANDBOXED = "your code ran in the sandbox (bubblewrap), as when it is graded"
-
-
 def _ready(box, why: str | None, warm: tuple[str, ...]):
     """The launched sandbox once it is ready, or else a plain child process; and one line
     that says which the student's code ran in."""
     from .sandbox.host import Limits, Sandbox, SandboxUnavailable
 
-    if box is not None and box.template is not None:
-        try:
-            box.wait_ready()
-            return box, SANDBOXED
-        except SandboxUnavailable:
-            box.close()       # a zygote forked from here could not join it: bubblewrap starts one
-            box, why = _launch(False, warm)
     if box is not None:
         try:
-            box.wait_ready()
-            return box, SANDBOXED
+            box.wait_ready()        # a forked zygote that cannot join: one bubblewrap starts
+            return box, "your code ran in the sandbox (bubblewrap), as when it is graded"
         except SandboxUnavailable as exc:
             box.close()
             why = f"the sandbox could not start: {exc}"

@@ -127,6 +127,31 @@ def test_a_failed_join_is_reported_not_hung():
         template.close()
 
 
+def test_a_zygote_that_cannot_join_leaves_a_sandbox_whose_zygotes_bubblewrap_starts(monkeypatch):
+    """Where a forked zygote cannot join bubblewrap's namespaces (a kernel that refuses the
+    `setns`, say), the sandbox starts as it would without a template, and grading goes on in it."""
+    from autograder.sandbox import template as template_module
+
+    def refused(control_fd, request):
+        raise OSError("joining the sandbox's pid namespace: Operation not permitted (a test)")
+
+    monkeypatch.setattr(template_module, "_zygote", refused)
+    template = Template.fork()
+    box = Sandbox(limits=Limits(), warm=("numpy",), template=template)
+    try:
+        box.start()
+        assert box.template is None and box.starts == 2
+        cell = "import os, sys\nSANDBOXED = os.environ.get('AUTOGRADER_SANDBOX')\nNUMPY = 'numpy' in sys.modules"
+        for _ in range(2):
+            with box.session(b"{}", "n.ipynb", [cell], ["SANDBOXED", "NUMPY"]) as session:
+                assert session.broken is None and session.cell_errors == [None], session.broken
+                assert session.get("SANDBOXED") == "1" and session.get("NUMPY") is True
+        assert box.starts == 2 + box.one_submission     # bubblewrap's zygote, as without a template
+    finally:
+        box.close()
+        template.close()
+
+
 def test_at_its_cpu_limit_a_submission_ends_as_sigxcpu_would_end_it():
     """The submission's process is the first of its PID namespace, which the kernel spares
     the signals it has no handler for: without its own handler, SIGXCPU would be ignored and

@@ -54,6 +54,7 @@ def _serve_with(conn, slot: int, source_path: str, limits: Limits, unsafe: bool,
     try:
         box.launch()
         source = load_source(source_path)
+        box.warm = source.imports           # should a forked zygote fail, bubblewrap starts one
         box.request_zygote()
         compile_tests(source)
         import_modules(source.imports)      # what the test cells import, before the first student

@@ -231,7 +231,8 @@ class Sandbox:
         self.template = template          # a template.Template: zygotes are forked, not started
         self.zygote_pid: int | None = None
         self._holder_info: int | None = None    # bubblewrap's --info-fd, until its holder is joined
-        self.warm = tuple(m for m in warm if WARMABLE.fullmatch(m))
+        self.warm = warm
+        self._join_failed: SandboxUnavailable | None = None
         self.proc: subprocess.Popen | None = None
         self.control: socket.socket | None = None
         self.starts = 0
@@ -241,6 +242,16 @@ class Sandbox:
         # without root) runs one submission; the next gets a fresh sandbox.
         self.one_submission = False
         self.spent = False
+
+    @property
+    def warm(self) -> tuple[str, ...]:
+        """What a zygote bubblewrap starts imports before it forks (module names only: they
+        end up in its command line)."""
+        return self._warm
+
+    @warm.setter
+    def warm(self, modules) -> None:
+        self._warm = tuple(m for m in modules if WARMABLE.fullmatch(m))
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -310,7 +321,10 @@ class Sandbox:
         """Ask now for the zygote of a sandbox `launch` started (`wait_ready` asks if this
         was not called): the caller has more to do while the zygote joins the sandbox."""
         if self._holder_info is not None:
-            self._join_holder()
+            try:
+                self._join_holder()
+            except SandboxUnavailable as exc:
+                self._join_failed = exc        # wait_ready decides what to do
 
     def _join_holder(self) -> None:
         """The launched bubblewrap's holder, once the sandbox is built, and the zygote the
@@ -337,7 +351,24 @@ class Sandbox:
         self.control = ours
 
     def wait_ready(self) -> None:
+        try:
+            self._wait_ready()
+        except SandboxUnavailable:
+            if self.template is None:
+                raise
+            # A zygote forked from the template could not join the sandbox (a kernel that
+            # refuses the `setns`, say): this sandbox's zygotes are started by bubblewrap,
+            # now and from now on, as where there is no template.
+            self.kill()
+            self.template = None
+            self.launch()
+            self._wait_ready()
+
+    def _wait_ready(self) -> None:
         self.request_zygote()
+        if self._join_failed is not None:
+            failed, self._join_failed = self._join_failed, None
+            raise failed
         try:
             header, _ = self._recv_control(timeout=120)
         except Exception as exc:

@@ -96,7 +96,7 @@ def _template(no_sandbox: bool, warm: tuple[str, ...]):
     """torch is imported once, here, and the sandbox's zygote is forked from this process
     (sandbox/template.py), with or without root; None without the sandbox. Nothing here is
     secret from the student: the check runs as them. (A zygote that bubblewrap starts
-    imports torch again, beside this process's own import: in 14 alternating checks without
+    imports torch again, beside this process's own import: in 34 alternating checks without
     root, a median of 2.99 s that way against 2.53 s forked.)"""
     from .sandbox.host import bwrap_path
 

@@ -114,12 +114,24 @@ def reachable(paths):
         os.close(lock)
 
 
-def run_unprivileged(args: list[str], *, cwd: Path, env: dict[str, str], reach=(), timeout: float = 300,
-                     ) -> subprocess.CompletedProcess:
-    """`args` run by a user without root: `nobody` when the tests run as root, else the user
-    running them. `reach`: more paths that user must reach (see `reachable`)."""
+def student_folder(path: Path) -> Path:
+    """A new folder the user of `run_unprivileged` owns (a home, a workspace)."""
+    path.mkdir(mode=0o755)
+    if os.geteuid() == 0:
+        os.chown(path, STUDENT_UID, STUDENT_UID)
+    return path
+
+
+def run_unprivileged(args: list[str], *, home: Path, cwd: Path | None = None, env: dict[str, str] | None = None,
+                     reach=(), timeout: float = 300) -> subprocess.CompletedProcess:
+    """`args` run by a user without root, with `home` (a `student_folder`) as their home and
+    only the course's environment (`env`: more variables): `nobody` when the tests run as
+    root, else the user running them. `reach`: more paths that user must reach (`reachable`)."""
+    env = {"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(home), "JUPYTER_CONFIG_PATH": str(ROOT / "autograder"),
+           **dict.fromkeys(THREAD_VARS, "1"), **(env or {})}
     user = {"user": STUDENT_UID, "group": STUDENT_UID, "extra_groups": []} if os.geteuid() == 0 else {}
-    with reachable([Path(os.path.realpath(sys.executable)).parent, Path(sys.prefix), ROOT, cwd, *reach]):
+    cwd = cwd or home
+    with reachable([Path(os.path.realpath(sys.executable)).parent, Path(sys.prefix), ROOT, cwd, home, *reach]):
         return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, **user)
 
 
@@ -132,10 +144,8 @@ def run_grade(assignment: str, submissions: Path, workspace: Path, *extra: str, 
     args = [sys.executable, "-m", "autograder", "grade", assignment, str(submissions), "--workspace", str(workspace),
             "--quiet", *extra]
     if unprivileged_home is not None:
-        env = {"PATH": os.environ["PATH"], "HOME": str(unprivileged_home),
-               "JUPYTER_CONFIG_PATH": os.environ["JUPYTER_CONFIG_PATH"], **dict.fromkeys(THREAD_VARS, "1"),
-               **(env or {})}
-        proc = run_unprivileged(args, cwd=ROOT, env=env, reach=[submissions, workspace.parent], timeout=timeout)
+        proc = run_unprivileged(args, home=unprivileged_home, cwd=ROOT, env=env, reach=[submissions, workspace],
+                                timeout=timeout)
     else:
         proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
                               env={**os.environ, **env} if env else None)

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from autograder.notebook import strip_hidden
-from tests.conftest import SANDBOX, STUDENT_UID, needs_sandbox, read_csv, read_results, run_grade, source_path
+from tests.conftest import SANDBOX, needs_sandbox, read_csv, read_results, run_grade, source_path, student_folder
 
 A = "02_similarity"
 MAX = 11.0
@@ -777,12 +777,7 @@ def graded(request, tmp_path_factory):
     subs.mkdir()
     home = None
     if request.param == "without-root":
-        home = root / "home"
-        home.mkdir()
-        ws.mkdir()
-        if os.geteuid() == 0:
-            for folder in (home, ws):
-                os.chown(folder, STUDENT_UID, STUDENT_UID)
+        home, _ = student_folder(root / "home"), student_folder(ws)
     listener = _Listener()
     ctx = {"submissions": subs, "workspace": ws, "port": listener.port,
            "env_secret": "pg-password-" + os.urandom(8).hex()}

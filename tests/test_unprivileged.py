@@ -6,16 +6,14 @@ subject as `nobody` (conftest.run_unprivileged)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, SANDBOX, STUDENT_UID, release_path, run_unprivileged
+from tests.conftest import ROOT, SANDBOX, release_path, run_unprivileged, student_folder
 from tests.test_student_path import A, WRONG_SOFTMAX, _fill, _row, _solutions
 
 pytestmark = pytest.mark.skipif(not SANDBOX, reason="bubblewrap cannot run here (make test installs it)")
@@ -23,23 +21,14 @@ pytestmark = pytest.mark.skipif(not SANDBOX, reason="bubblewrap cannot run here 
 
 @pytest.fixture
 def student_home():
-    home = Path(tempfile.mkdtemp(prefix="autograder-student-"))
-    home.chmod(0o755)
-    if os.geteuid() == 0:
-        os.chown(home, STUDENT_UID, STUDENT_UID)
+    home = student_folder(Path(tempfile.mkdtemp(prefix="autograder-student-")) / "home")
     yield home
-    shutil.rmtree(home, ignore_errors=True)
-
-
-def _as_student(args: list[str], home: Path) -> subprocess.CompletedProcess:
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(home),
-           "JUPYTER_CONFIG_PATH": str(ROOT / "autograder"), "OMP_NUM_THREADS": "1"}
-    return run_unprivileged(args, cwd=home, env=env)
+    shutil.rmtree(home.parent, ignore_errors=True)
 
 
 def test_a_forked_zygote_without_root_is_in_the_same_box_as_bubblewraps(student_home):
-    proc = _as_student([sys.executable, str(ROOT / "tests" / "unprivileged_sandbox_probe.py"), str(ROOT)],
-                       student_home)
+    probe = ROOT / "tests" / "unprivileged_sandbox_probe.py"
+    proc = run_unprivileged([sys.executable, str(probe), str(ROOT)], home=student_home)
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = json.loads(proc.stdout)
     forked, started = found["template"], found["bwrap-zygote"]
@@ -93,7 +82,7 @@ def test_a_students_check_without_root_forks_its_sandbox(student_home):
         shutil.copy(release_path(A), notebook)
         _fill(notebook, answers)
         notebook.chmod(0o644)
-        proc = _as_student([sys.executable, "-c", CHECK, str(notebook)], student_home)
+        proc = run_unprivileged([sys.executable, "-c", CHECK, str(notebook)], home=student_home)
         assert proc.returncode == 0, proc.stderr[-3000:]
         found = json.loads(proc.stdout.strip().splitlines()[-1])
         assert found["where"] == "your code ran in the sandbox (bubblewrap), as when it is graded", found
@@ -112,7 +101,7 @@ def test_the_command_without_root(student_home):
     shutil.copy(release_path(A), notebook)
     _fill(notebook, _solutions())
     notebook.chmod(0o644)
-    proc = _as_student([sys.executable, "-m", "autograder", "check", str(notebook)], student_home)
+    proc = run_unprivileged([sys.executable, "-m", "autograder", "check", str(notebook)], home=student_home)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[0] == (f"{A}: visible tests, published inputs; your code ran in the sandbox "
                                            "(bubblewrap), as when it is graded")

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,14 @@ def read_results(workspace: Path, assignment: str) -> dict[str, dict]:
 def read_csv(workspace: Path, assignment: str) -> list[dict]:
     with open(workspace / "reports" / assignment / "grades.csv", newline="") as f:
         return list(csv.DictReader(f))
+
+
+_STARTED = time.time()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The book's execution times, measured by the build, printed where CI's log shows them."""
+    times = ROOT / "_build" / "execution_times.txt"
+    if times.is_file() and times.stat().st_mtime >= _STARTED:
+        terminalreporter.write_sep("-", "book execution")
+        terminalreporter.write(times.read_text())

@@ -31,19 +31,43 @@ POLICIES = ("none", "zero", "per-hour", "per-day")
 _UNIT_SECONDS = {"per-hour": 3600, "per-day": 86400}
 
 
+_ZONE = None        # the term's time zone (term.toml's timezone): naive times and what people read
+
+
+def set_zone(name: str | None, what: str = "timezone") -> None:
+    """The zone naive times are read in and every time is shown in (None: the machine's for
+    reading, UTC for showing)."""
+    global _ZONE
+    if name is None:
+        _ZONE = None
+        return
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        _ZONE = ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise CourseError(f"{what} '{name}' is not a time zone name (e.g. Europe/Berlin, America/Toronto, UTC)") from None
+
+
+def zone():
+    """The term's time zone, or None."""
+    return _ZONE
+
+
 def parse_when(text: str, what: str = "the date") -> datetime:
     """An ISO 8601 date and time (`2025-03-14T23:59`, `... 23:59:30+01:00`, `...Z`) as an aware
-    UTC datetime. A date alone is refused: "due 2025-03-14" could mean its first or last minute."""
+    UTC datetime. A date alone (`2025-03-14`) is the end of that day (23:59:59). Without a
+    zone, the term's time zone, else the grading machine's."""
     value = str(text).strip()
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            raise ValueError("no time")
+            value += "T23:59:59"
         when = datetime.fromisoformat(value)
     except ValueError:
         raise CourseError(f"{what} '{text}' is not an ISO date and time "
-                          "(e.g. 2025-03-14T23:59 or 2025-03-14T23:59+01:00)") from None
+                          "(e.g. 2025-03-14, 2025-03-14T23:59 or 2025-03-14T23:59+01:00)") from None
     if when.tzinfo is None:
-        when = when.astimezone()                # the grading machine's local time
+        when = when.replace(tzinfo=_ZONE) if _ZONE is not None else when.astimezone()
     return when.astimezone(timezone.utc)
 
 
@@ -186,7 +210,12 @@ def iso(when: datetime | None) -> str:
 
 
 def human(when: datetime | None) -> str:
-    return "" if when is None else when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    """A time for people, in the term's time zone (UTC unless term.toml sets one)."""
+    if when is None:
+        return ""
+    if _ZONE is None:
+        return when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return when.astimezone(_ZONE).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def duration(seconds: float) -> str:
@@ -201,5 +230,5 @@ def duration(seconds: float) -> str:
     return f"{minutes} min"
 
 
-__all__ = ["LatePolicy", "parse_when", "parse_timestamp", "parse_extension", "extension_for",
+__all__ = ["LatePolicy", "set_zone", "parse_when", "parse_timestamp", "parse_extension", "extension_for",
            "seconds_late", "naive_utc", "iso", "human", "duration"]

@@ -8,7 +8,7 @@ names, e-mail and LMS ids it gives; without one, every student in the gradebook.
 
 - canvas: the layout of Canvas's gradebook export, which its Grades > Import takes back:
   `Student` ("Last, First"), `ID` (Canvas's user id: the roster's lms_id), `SIS User ID`
-  (the student id), `SIS Login ID` (the roster's login), `Section`, then one column for the
+  (the roster's, when it is Canvas's export; else the student id), `SIS Login ID` (the roster's login), `Section`, then one column for the
   assignment. A "Points Possible" row follows the header, as in Canvas's own export. Canvas
   matches an existing assignment by the column title it exports, "Name (12345)": pass it with
   `--column`; a title Canvas does not know becomes a new assignment.
@@ -66,6 +66,7 @@ def _class(gb, assignment: str, roster) -> tuple[list[dict], list[str], dict]:
             "email": (entry.email if entry else "") or person.get("email", ""),
             "lms_id": (entry.lms_id if entry else "") or person.get("lms_user_id", ""),
             "login": entry.login if entry else "", "section": entry.section if entry else "",
+            "sis_id": sid if entry is None or entry.sis_id is None else entry.sis_id,
             "submitted": s is not None,
             "timestamp": s["timestamp"] if s else None,
             "tests": s["tests"] if s else {},
@@ -103,7 +104,7 @@ def _canvas(rows, info, column: str) -> str:
     w.writerow(["    Points Possible", "", "", "", "", _num(info["max_score"])])
     for r in rows:
         name = ", ".join(p for p in (r["last_name"], r["first_name"]) if p) or r["id"]
-        w.writerow([name, r["lms_id"], r["id"], r["login"], r["section"], _num(r["score"])])
+        w.writerow([name, r["lms_id"], r["sis_id"], r["login"], r["section"], _num(r["score"])])
     return out.getvalue()
 
 

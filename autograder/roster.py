@@ -6,6 +6,13 @@ A CSV file with a header row. `id` is required: the student id exactly as gradin
 personal due date and time), and for the LMS exports `lms_id` (Canvas's numeric user ID),
 `login` (Canvas's SIS Login ID) and `section`. Anything else is refused, so a misspelt
 column never silently drops extensions. Errors name the file and line.
+
+An LMS's own export is read as it is downloaded, recognised by its header (lms.py lists
+them): Canvas's gradebook export (id: SIS User ID, else SIS Login ID, else Canvas's ID;
+lms_id: Canvas's ID), Moodle's grading worksheet (id: the e-mail address; lms_id: the
+participant number of "Participant N") and Moodle's gradebook export (id: the e-mail
+address). Extensions then come from term.toml's roster, not from these files: Canvas has
+already applied its own to its LATE marker.
 """
 from __future__ import annotations
 
@@ -31,6 +38,7 @@ class Student:
     lms_id: str = ""
     login: str = ""
     section: str = ""
+    sis_id: str | None = None     # Canvas's SIS User ID, when the roster is Canvas's export
 
     @property
     def first_name(self) -> str:
@@ -55,6 +63,7 @@ class Roster(dict):
     """{student id: Student}, in the file's order."""
 
     path: Path | None = None
+    kind: str = "CSV"          # or the LMS export it was read from
 
 
 def read_roster(path: Path) -> Roster:
@@ -79,6 +88,9 @@ def read_roster(path: Path) -> Roster:
     rows = [r for r in rows if any(cell.strip() for cell in r)]
     if not rows:
         raise CourseError(f"roster {path} is empty (expected a header: id,name,email,extension)")
+    lms = _lms_roster(path, rows)
+    if lms is not None:
+        return lms
     header = [h.strip().lower() for h in rows[0]]
     unknown = [h for h in header if h not in COLUMNS]
     if "id" not in header or unknown:
@@ -102,6 +114,56 @@ def read_roster(path: Path) -> Roster:
                                     what=f"roster {path}, line {number}: extension")
         roster[sid] = Student(sid, fields.get("name", ""), fields.get("email", ""), extension,
                               fields.get("lms_id", ""), fields.get("login", ""), fields.get("section", ""))
+    return roster
+
+
+def _lms_roster(path: Path, rows: list[list[str]]) -> Roster | None:
+    """A Canvas or Moodle export as a roster, or None if the header is neither."""
+    header = [h.strip() for h in rows[0]]
+    col = {h: i for i, h in enumerate(header)}
+
+    def cell(row, name):
+        i = col.get(name)
+        return row[i].strip() if i is not None and i < len(row) else ""
+
+    students: list[Student] = []
+    if header and header[0] == "Student" and {"ID", "SIS User ID", "SIS Login ID"} <= set(col):
+        kind = "Canvas gradebook export"
+        for row in rows[1:]:
+            name, canvas_id = cell(row, "Student"), cell(row, "ID")
+            if not canvas_id or name in ("Points Possible", "Student, Test", "Test Student") \
+                    or name.startswith(("Points Possible", "Manual Posting")):
+                continue        # the points row, the posting-policy row, Student View's test student
+            sid = cell(row, "SIS User ID") or cell(row, "SIS Login ID") or canvas_id
+            students.append(Student(sid, name, "", None, canvas_id, cell(row, "SIS Login ID"),
+                                    cell(row, "Section"), cell(row, "SIS User ID")))
+    elif {"Identifier", "Full name"} <= set(col):
+        kind = "Moodle grading worksheet"
+        for row in rows[1:]:
+            ident = cell(row, "Identifier")
+            number = ident.rsplit(" ", 1)[-1] if ident else ""
+            if not number.isdigit():
+                continue
+            email = cell(row, "Email address")
+            students.append(Student(email or f"participant-{number}", cell(row, "Full name"), email, None, number))
+    elif {"First name", "Last name", "Email address"} <= set(col):
+        kind = "Moodle gradebook export"
+        for row in rows[1:]:
+            email = cell(row, "Email address")
+            name = f"{cell(row, 'First name')} {cell(row, 'Last name')}".strip()
+            if not email and not name:
+                continue
+            students.append(Student(email or cell(row, "ID number") or name, name, email))
+    else:
+        return None
+    roster = Roster()
+    roster.path, roster.kind = path, kind
+    for st in students:
+        if st.id in roster:
+            raise CourseError(f"roster {path} ({kind}): the id '{st.id}' appears twice")
+        roster[st.id] = st
+    if not roster:
+        raise CourseError(f"roster {path} ({kind}) lists no students")
     return roster
 
 

@@ -36,9 +36,12 @@ from pathlib import Path
 
 from .course import CourseError
 from .flags import Flag, flag
+from .lms import RESUBMITTED
 
 MAX_UNZIPPED = 2 << 30
 TIME_TXT, TIME_ZIP, TIME_MTIME = "timestamp.txt", "zip entry", "file mtime"
+TIME_CANVAS = "Canvas (LATE marker)"
+SAME_TIMES_SECONDS = 2
 SAFE_NAME = re.compile(r"^[^./\x00-\x1f\x7f][^/\x00-\x1f\x7f]{0,127}$")
 
 
@@ -50,6 +53,10 @@ class Submission:
     submitted_at: datetime | None = None   # when it was submitted (aware, UTC)
     time_source: str | None = None         # TIME_TXT, TIME_ZIP or TIME_MTIME
     time_problem: Flag | None = None       # a timestamp.txt that could not be read
+    source: str = ""                       # where it came from: the zip or folder, and the entry
+    lms_late: bool | None = None           # the LMS's own verdict (Canvas's LATE marker), if it gave one
+    lms_id: str = ""                       # the LMS's id of the student, as the download names it
+    attempt: int = 0                       # Canvas's attachment id (larger: uploaded later)
 
     @property
     def slug(self) -> str:
@@ -104,7 +111,7 @@ def unpack_zip(path: Path, into: Path) -> Path:
 def zip_entry_time(info: zipfile.ZipInfo) -> float | None:
     """A zip entry's modification time (seconds since the epoch): the extended timestamp
     ("UT", 0x5455, UTC) when the entry has one, else its DOS date and time, which carry no
-    zone, read as this machine's local time."""
+    zone, read in the term's time zone (term.toml), else as this machine's local time."""
     extra = info.extra or b""
     i = 0
     while i + 4 <= len(extra):
@@ -113,7 +120,11 @@ def zip_entry_time(info: zipfile.ZipInfo) -> float | None:
         if tag == 0x5455 and len(body) >= 5 and body[0] & 1:
             return float(struct.unpack_from("<i", body, 1)[0])
         i += 4 + size
+    from . import deadlines
+
     try:
+        if deadlines.zone() is not None:          # the term's time zone, where term.toml gives one
+            return datetime(*info.date_time, tzinfo=deadlines.zone()).timestamp()
         return time.mktime(tuple(info.date_time) + (0, 0, -1))
     except (OverflowError, ValueError):
         return None
@@ -207,20 +218,101 @@ def _pick(student: str, folder: Path, assignment: str) -> Submission:
     return Submission(student, None, flag("several-notebooks", count=len(notebooks), assignment=assignment))
 
 
-def collect(path: Path, assignment: str, scratch: Path | None = None) -> list[Submission]:
+def _pick_among(student: str, files: list[Path], assignment: str) -> Submission:
+    """The notebook to grade among one student's files (an LMS's flat download)."""
+    notebooks = sorted(p for p in files if p.suffix == ".ipynb")
+    regular = [p for p in notebooks if _is_regular(p)]
+    if not regular:
+        what = f"{notebooks[0].name} is a link or a special file" if notebooks else ""
+        return Submission(student, None, flag("not-a-file", what=what) if notebooks else flag("no-notebook"))
+    if len(regular) == 1:
+        return Submission(student, regular[0])
+    named = [p for p in regular if RESUBMITTED.sub("", p.name).endswith(f"{assignment}.ipynb")]
+    if len(named) == 1:
+        return Submission(student, named[0])
+    return Submission(student, None, flag("several-notebooks", count=len(regular), assignment=assignment))
+
+
+class Collected(list):
+    """The class's submissions (a list, sorted by student id), with what the instructor
+    should read about them: the layout recognised, entries that match no student, and
+    warnings (`notes`), each one line."""
+
+    layout: str = "folders"
+    notes: list[str]
+    unmatched: list[str]
+
+    def __init__(self, subs=(), layout: str = "folders"):
+        super().__init__(subs)
+        self.layout, self.notes, self.unmatched = layout, [], []
+
+
+def collect(path: Path, assignment: str, scratch: Path | None = None, roster=None) -> Collected:
     """Every student's submission under `path` (a folder or a .zip), sorted by student id.
     Whatever one student's folder holds, it becomes that student's result: never an error
-    for the class."""
+    for the class. A Canvas or Moodle download is recognised by its names (lms.py) and
+    mapped to the roster's students; a download whose entries mostly match nobody on the
+    roster is refused before anything is graded."""
+    from . import lms
+
     path = Path(path)
     from_zip = False
     if not path.exists():
         raise CourseError(f"{path} does not exist (give a folder of student folders, or a zip)")
+    origin = path.name
     if path.is_file():
         if path.suffix.lower() != ".zip":
             raise CourseError(f"{path} is a file but not a .zip (give a folder of student folders, or a zip)")
-        scratch = Path(tempfile.mkdtemp(prefix="unzipped-", dir=scratch))
+        scratch = Path(tempfile.mkdtemp(prefix=".unzipped-", dir=scratch))
         path = unpack_zip(path, scratch)
         from_zip = True
+    layout = lms.detect(path)
+    if layout == "canvas":
+        found = _from_lms(lms.read_canvas(path), "canvas", origin, assignment, roster)
+    elif layout == "moodle":
+        found = _from_lms(lms.read_moodle(path), "moodle", origin, assignment, roster)
+    else:
+        found = _from_folders(path, origin, assignment)
+    if not found and not found.unmatched:
+        raise CourseError(f"{origin} holds no student folders and no notebooks")
+    for sub in found:
+        if sub.lms_late is None:
+            submission_time(sub, _folder_of(sub, path), from_zip)
+    if from_zip and layout != "canvas":
+        _same_times(found, origin)
+    return found
+
+
+def _folder_of(sub: Submission, top: Path) -> Path | None:
+    """The student's own folder (for a timestamp.txt at its top), if the notebook is in one."""
+    if sub.notebook is None:
+        return None
+    try:
+        first = sub.notebook.relative_to(top).parts[0]
+    except ValueError:
+        return None
+    folder = top / first
+    return folder if folder.is_dir() and not folder.is_symlink() else None
+
+
+def _same_times(found: Collected, origin: str) -> None:
+    """Entry times that are all the same are when the zip was made, not when anyone
+    submitted: they are dropped, and the run says so."""
+    timed = [s for s in found if s.time_source == TIME_ZIP and s.submitted_at is not None]
+    if len(timed) < 2:
+        return
+    first, last = min(s.submitted_at for s in timed), max(s.submitted_at for s in timed)
+    if (last - first).total_seconds() <= SAME_TIMES_SECONDS:
+        from .deadlines import human
+
+        for s in timed:
+            s.submitted_at, s.time_source = None, "none (the zip's times are all the same)"
+        found.notes.append(f"all {len(timed)} submission times in {origin} are the same ({human(first)}): "
+                           "that is when the zip was made, not when students submitted, so they are not "
+                           "used for lateness (give the submitted folder or the times from the LMS)")
+
+
+def _from_folders(path: Path, origin: str, assignment: str) -> Collected:
     found: dict[str, Submission] = {}
     for entry in sorted(path.iterdir()):
         if entry.name.startswith(".") or entry.name == "__MACOSX":
@@ -237,14 +329,100 @@ def collect(path: Path, assignment: str, scratch: Path | None = None) -> list[Su
                 Submission(student, None, flag("not-a-file", what=f"{entry.name} is a special file"))
         else:
             continue
-        submission_time(sub, entry if entry.is_dir() and not entry.is_symlink() else None, from_zip)
-        if student in found:
-            sub.problem, sub.notebook = flag("duplicate-id", student=student), None
-            n = 2
-            while f"{student} ({n})" in found:
-                n += 1
-            sub.student = f"{student} ({n})"
-        found[sub.student] = sub
-    if not found:
-        raise CourseError(f"{path} holds no student folders and no notebooks")
-    return [found[k] for k in sorted(found)]
+        sub.source = f"{origin}: {entry.name}"
+        _add(found, sub)
+    return Collected([found[k] for k in sorted(found)])
+
+
+def _add(found: dict, sub: Submission) -> None:
+    student = sub.student
+    if student in found:
+        sub.problem, sub.notebook = flag("duplicate-id", student=student), None
+        n = 2
+        while f"{student} ({n})" in found:
+            n += 1
+        sub.student = f"{student} ({n})"
+    found[sub.student] = sub
+
+
+def _from_lms(read, kind: str, origin: str, assignment: str, roster) -> Collected:
+    """Submissions of a Canvas or Moodle download, named by the roster's ids."""
+    files, stray = read
+    label = {"canvas": "Canvas", "moodle": "Moodle"}[kind]
+    match = _matcher(kind, roster)
+    found: dict[str, Submission] = {}
+    unmatched = []
+    for lms_id, f in sorted(files.items()):
+        student = match(f)
+        if student is None:
+            unmatched.append(f.path.name)
+            continue
+        if f.path.is_dir():
+            sub = _pick(student, f.path, assignment)
+        else:
+            sub = _pick_among(student, [f.path, *f.others] if kind == "moodle" else [f.path], assignment)
+        sub.source = f"{origin}: {f.path.name}"
+        sub.lms_id, sub.lms_late, sub.attempt = lms_id, f.late, f.attempt
+        if kind == "canvas":
+            sub.time_source = TIME_CANVAS
+        _add(found, sub)
+    out = Collected([found[k] for k in sorted(found)], layout=kind)
+    out.unmatched = unmatched
+    total = len(files)
+    if roster is not None and total and len(unmatched) * 2 > total:
+        how = ("the Canvas user id in each file name (e.g. " + _example(files) + ") against the roster's "
+               "lms_id (Canvas's ID column)") if kind == "canvas" else \
+              ("the participant number in each folder name (e.g. " + _example(files) + ") against the roster's "
+               "lms_id, then the full name against the roster's name")
+        raise CourseError(f"{origin} is a {label} download, but {len(unmatched)} of its {total} submissions match "
+                          f"nobody on the roster (matched {how}): is {getattr(roster, 'path', 'the roster')} "
+                          f"this course's {label} export? Nothing was graded")
+    if unmatched:
+        out.notes.append(f"{len(unmatched)} {label} submission{'s' if len(unmatched) != 1 else ''} in {origin} "
+                         f"match nobody on the roster, not graded: " + ", ".join(unmatched[:5])
+                         + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else ""))
+    older = sum(len(f.others) for f in files.values()) if kind == "canvas" else 0
+    if older:
+        out.notes.append(f"{older} older upload{'s' if older != 1 else ''} in {origin} left aside: each student's "
+                         "last upload is graded")
+    if roster is None:
+        out.notes.append(f"no roster: students are named by their {label} "
+                         + ("user id" if kind == "canvas" else "name and participant number")
+                         + f"; give the {label} export as --roster (or roster in term.toml) for names and ids")
+    if stray:
+        out.notes.append(f"{len(stray)} entr{'ies' if len(stray) != 1 else 'y'} in {origin} "
+                         f"{'are' if len(stray) != 1 else 'is'} not a {label} notebook submission, ignored: "
+                         + ", ".join(stray[:3]) + (" ..." if len(stray) > 3 else ""))
+    return out
+
+
+def _example(files: dict) -> str:
+    lms_id, f = next(iter(sorted(files.items())))
+    return f"{lms_id} in '{f.path.name}'"
+
+
+def _matcher(kind: str, roster):
+    """A function from an LMS file to the student id it belongs to (None: nobody)."""
+    from . import lms
+
+    if roster is None:
+        if kind == "canvas":
+            return lambda f: f.lms_id
+        return lambda f: student_id(f"{f.name}_{f.lms_id}")
+    by_lms = {s.lms_id: sid for sid, s in roster.items() if s.lms_id}
+    names: dict[str, list[str]] = {}
+    for sid, s in roster.items():
+        if s.name:
+            key = lms.canvas_name(s.name) if kind == "canvas" else lms.normal_name(s.name)
+            names.setdefault(key, []).append(sid)
+
+    def match(f):
+        if f.lms_id in by_lms:
+            return by_lms[f.lms_id]
+        if by_lms and kind == "canvas":
+            return None                 # the roster has Canvas ids, and this one is not among them
+        key = f.name if kind == "canvas" else lms.normal_name(f.name)
+        hits = names.get(key, [])
+        return hits[0] if len(hits) == 1 else None
+
+    return match

@@ -9,11 +9,16 @@ every run: `term.toml` in the workspace (`grading/term.toml`), written by the in
     roster = "roster.csv"                 # relative to this file
     late_policy = "per-day:10"            # the default for every assignment
     late_floor = 50
+    timezone = "Europe/Berlin"            # times without a zone, and every time shown (default UTC)
+    late_marker_hours = 1                 # Canvas's LATE marker: counted as this many hours late
     db = "postgresql://grader@db.example.org/course"   # optional; else WORKSPACE/gradebook.db
 
     [02_similarity]
-    due = "2025-03-14T23:59:00+01:00"
+    due = "2025-03-14T23:59:00+01:00"     # or a date alone: the end of that day, in timezone
     late_policy = "per-hour:2"            # this assignment's own policy (and floor)
+
+A table whose name is not an assignment of the course is refused, with the nearest name:
+a misspelt [02_simlarity] would otherwise leave the run without a deadline.
 
 The options `--due`, `--late-policy`, `--late-floor`, `--roster` and `--db` override the
 file for one run (`--late-policy` replaces the file's floor too).
@@ -30,7 +35,7 @@ from .deadlines import LatePolicy, parse_when
 from .roster import Roster, read_roster
 
 FILE = "term.toml"
-TOP_KEYS = {"roster", "late_policy", "late_floor", "db"}
+TOP_KEYS = {"roster", "late_policy", "late_floor", "db", "timezone", "late_marker_hours"}
 ASSIGNMENT_KEYS = {"due", "late_policy", "late_floor"}
 
 
@@ -41,6 +46,7 @@ class Terms:
     roster: Roster | None
     db: str | None
     origin: tuple[str, str]     # where the deadline and the policy came from, for the summary
+    late_marker_hours: float = 1.0   # how late a submission Canvas marked LATE counts as
 
     def out_of(self, max_score: float) -> "Terms":
         """These terms for an assignment worth `max_score` points (penalties are in points)."""
@@ -55,7 +61,7 @@ class Terms:
                 f"(from {self.origin[1]})")
 
 
-def read_file(path: Path) -> dict:
+def read_file(path: Path, assignments: list[str] | None = None) -> dict:
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
@@ -67,6 +73,13 @@ def read_file(path: Path) -> dict:
         raise CourseError(f"{path} is not valid TOML ({exc})") from None
     for key, value in data.items():
         if isinstance(value, dict):
+            if assignments is not None and key not in assignments:
+                import difflib
+
+                near = difflib.get_close_matches(key, assignments, n=1, cutoff=0.5)
+                raise CourseError(f"{path}: [{key}] is not an assignment of this course"
+                                  + (f" (did you mean [{near[0]}]?)" if near else
+                                     f" (known: {', '.join(assignments)})"))
             unknown = set(value) - ASSIGNMENT_KEYS
             if unknown:
                 raise CourseError(f"{path}: unknown setting '{sorted(unknown)[0]}' for [{key}] "
@@ -82,8 +95,18 @@ def resolve(workspace: Path, assignment: str, *, due: str | None = None,
             roster: Path | None = None, db: str | None = None) -> Terms:
     """The settings for one run: the command line's, else the file's, else none. Read before
     the assignment is: `Terms.out_of` sets the points its penalties count in."""
+    from . import course
+    from .deadlines import set_zone
+
     path = Path(workspace) / FILE
-    data = read_file(path)
+    data = read_file(path, course.assignments())
+    set_zone(data.get("timezone"), f"{path}: timezone")
+    try:
+        marker = float(data.get("late_marker_hours", 1))
+        if marker < 0:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise CourseError(f"{path}: late_marker_hours must be a number of hours, 0 or more") from None
     own = data.get(assignment, {}) if isinstance(data.get(assignment), dict) else {}
     due_text = due if due is not None else own.get("due")
     due_origin = "--due" if due is not None else FILE
@@ -104,7 +127,7 @@ def resolve(workspace: Path, assignment: str, *, due: str | None = None,
     if roster_path is None and data.get("roster"):
         roster_path = path.parent / str(data["roster"])
     return Terms(due=when, policy=policy, roster=read_roster(roster_path) if roster_path else None,
-                 db=db or data.get("db"), origin=(due_origin, policy_origin))
+                 db=db or data.get("db"), origin=(due_origin, policy_origin), late_marker_hours=marker)
 
 
 __all__ = ["Terms", "resolve", "FILE"]

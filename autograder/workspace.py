@@ -80,6 +80,29 @@ class Workspace:
                 raise course.CourseError(f"another grading run is using {self.root}; wait for it to finish") from None
             yield
 
+    @contextmanager
+    def scratch(self):
+        """A folder for this run's unpacked zip, removed when the run ends (however it ends)."""
+        import shutil
+        import tempfile
+
+        for stale in [*self.root.glob(".scratch-*"), *self.root.glob("unzipped-*")]:
+            shutil.rmtree(stale, ignore_errors=True)     # left by a killed run (or an older grader)
+        folder = Path(tempfile.mkdtemp(prefix=".scratch-", dir=self.root))
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def stored_results(self):
+        """(student id, result) for every result stored for this assignment."""
+        if not self.results.is_dir():
+            return
+        for path in sorted(self.results.glob("*.json")):
+            result = self.load_result(path.stem)
+            if result and isinstance(result.get("student"), str):
+                yield result["student"], result
+
     def secret(self) -> str:
         path = self.root / "secret.key"
         if not path.exists():

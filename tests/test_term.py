@@ -383,7 +383,7 @@ def test_a_malformed_roster_is_one_clear_line(tmp_path, roster, message):
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--due", "2025-03-14"], "--due '2025-03-14' is not an ISO date and time"),
+    (["--due", "2025-03-34"], "--due '2025-03-34' is not an ISO date and time"),
     (["--due", "next friday"], "--due 'next friday' is not an ISO date and time"),
     (["--late-policy", "per-week:5"], "late policy 'per-week:5' is not one of none, zero, per-hour:P, per-day:P"),
     (["--late-policy", "per-day:150"], "expected a percentage between 0 and 100"),

@@ -64,6 +64,10 @@ def _cmd_grade(args) -> int:
               f"not on the roster: {_names(summary['not_on_roster']) or 'none'}")
     if summary["ungraded"]:
         print(f"not graded yet (not selected): {_names(summary['ungraded'])}")
+    if summary.get("layout") in ("canvas", "moodle"):
+        print(f"read as a {summary['layout'].capitalize()} download: {summary['students']} students")
+    for note in summary.get("notes", []):
+        print(f"warning:  {note}")
     print(f"grades:   {summary['grades_csv']}")
     print(f"report:   {summary['report']}")
     print(f"feedback: {summary['feedback_dir']}/STUDENT/{summary['assignment']}/feedback.html")
@@ -80,15 +84,18 @@ def add_grade_parser(sub) -> None:
                     "gradebook or other students), run the instructor's visible and hidden tests in "
                     "this process against the results, and write scores to the nbgrader gradebook, "
                     "grades.csv, one feedback page per student and an instructor report.",
-        epilog="SUBMISSIONS is a folder with one sub-folder per student id holding that student's "
-               "notebook (any file name), or a .zip of such folders as downloaded from an LMS.\n"
+        epilog="SUBMISSIONS is Canvas's \"Download Submissions\" zip, Moodle's \"Download all submissions\" "
+               "zip (matched to the roster: Canvas's or Moodle's own export works as --roster), or a folder "
+               "(or zip) with one sub-folder per student id holding that student's notebook (nbgrader's "
+               "submitted/ folder too).\n"
                "A run that is interrupted can simply be started again: students already graded are "
                "not graded twice.\n\nexamples:\n  autograder grade 02_similarity submissions/ --workers 2\n"
                "  autograder grade 02_similarity lms.zip --due 2025-03-14T23:59+01:00 --late-policy per-day:10 "
                "--roster roster.csv\n  autograder grade 02_similarity lms.zip --student alice   "
                "# regrade one student")
     p.add_argument("assignment", help="the assignment name, e.g. 02_similarity (a folder of solutions/)")
-    p.add_argument("submissions", type=Path, help="folder of student folders, or a .zip of them")
+    p.add_argument("submissions", type=Path, help="Canvas's or Moodle's submissions zip, or a folder (or zip) "
+                                                  "of student folders")
     p.add_argument("--workers", type=int, default=None, help="parallel workers (default: one per core)")
     p.add_argument("--workspace", type=Path, default=None,
                    help="where results, feedback, reports and the default gradebook go "
@@ -106,15 +113,17 @@ def add_grade_parser(sub) -> None:
                    help="regrade only the students whose result is flagged; everyone else's stay as they are")
     t = p.add_argument_group("the term (defaults from WORKSPACE/term.toml, see autograder/README.md)")
     t.add_argument("--due", metavar="ISO-DATETIME",
-                   help="the deadline, e.g. 2025-03-14T23:59 (this machine's local time) or 2025-03-14T23:59+01:00")
+                   help="the deadline, e.g. 2025-03-14 (the end of that day), 2025-03-14T23:59 (in term.toml's "
+                        "timezone, else this machine's) or 2025-03-14T23:59+01:00")
     t.add_argument("--late-policy", metavar="POLICY",
                    help="none (default), zero, per-hour:P or per-day:P: P percent of the maximum score "
                         "deducted per started hour or day late")
     t.add_argument("--late-floor", metavar="PERCENT",
                    help="per-hour and per-day: a deduction never takes a score below this percent of the maximum")
     t.add_argument("--roster", type=Path, metavar="FILE",
-                   help="CSV with a header id,name,email,extension: every student on it gets a row "
-                        "(missing when nothing was submitted); ids not on it are graded and flagged")
+                   help="Canvas's gradebook export, Moodle's grading worksheet or gradebook export, or a CSV "
+                        "with a header id,name,email,extension: every student on it gets a row (missing when "
+                        "nothing was submitted); ids not on it are graded and flagged")
     p.add_argument("--unsafe-no-sandbox", action="store_true",
                    help="run student code without bubblewrap isolation (trusted notebooks only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

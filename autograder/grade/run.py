@@ -411,6 +411,56 @@ def _all_flags(result: dict) -> list:
     return result.get("flags", []) + ((result.get("term") or {}).get("flags") or [])
 
 
+def _provenance(sub: Submission) -> dict:
+    """Where a graded submission came from: enough to tell a later download's apart."""
+    from ..deadlines import iso
+
+    return {"source": sub.source, "attempt": sub.attempt, "submitted_at": iso(sub.submitted_at),
+            "time_source": sub.time_source or ""}
+
+
+def _newer(sub: Submission, old: dict) -> bool:
+    """Whether `sub` is known to be newer than the submission `old` was graded from: a later
+    Canvas upload (larger attachment id), or a later known submission time."""
+    from ..deadlines import iso
+
+    was = old.get("submission") or {}
+    if sub.attempt and was.get("attempt"):
+        return sub.attempt > was["attempt"]
+    if sub.submitted_at is not None and was.get("submitted_at") and sub.time_source != was.get("time_source", ""):
+        return False                # times from different sources do not compare
+    return bool(sub.submitted_at is not None and was.get("submitted_at") and iso(sub.submitted_at) > was["submitted_at"])
+
+
+def _lms_lateness(subs, terms) -> list[str]:
+    """Canvas's LATE marker as a submission time the gradebook can hold: the due date (with
+    the student's extension) plus `late_marker_hours`, so that nbgrader's lateness is that
+    many hours and a per-hour or per-day policy deducts its first period. Canvas has already
+    applied its due dates, overrides and extensions; it does not say by how much."""
+    from datetime import timedelta
+
+    from ..deadlines import extension_for
+
+    marked = [s for s in subs if s.lms_late]
+    notes = []
+    for sub in subs:
+        if sub.lms_late is None:
+            continue
+        sub.submitted_at = None
+        if sub.lms_late and terms.due is not None:
+            entry = terms.roster.get(sub.student) if terms.roster is not None else None
+            extension = extension_for(entry.extension if entry else None, terms.due) or timedelta(0)
+            sub.submitted_at = terms.due + extension + timedelta(hours=terms.late_marker_hours)
+    if marked and terms.due is None:
+        notes.append(f"Canvas marked {len(marked)} submission{'s' if len(marked) != 1 else ''} late, but this "
+                     "assignment has no due date here: no penalty applied (set due in term.toml)")
+    elif marked:
+        notes.append(f"Canvas marked {len(marked)} submission{'s' if len(marked) != 1 else ''} late without "
+                     f"saying by how much: each counts as {terms.late_marker_hours:g} h late "
+                     f"({terms.policy.describe()}; late_marker_hours in term.toml)")
+    return notes
+
+
 # ------------------------------------------------------------------------ the gradebook
 class _Gradebook:
     """nbgrader's gradebook, in a thread of its own: importing nbgrader (about a second),
@@ -561,9 +611,10 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
     ws = Workspace(Path(workspace or course.workspace()), assignment)
     terms = term.resolve(ws.root, assignment, due=due, late_policy=late_policy, late_floor=late_floor,
                          roster=roster, db=db_url)
-    with ws.lock():
+    with ws.lock(), ws.scratch() as scratch:
         check_sandbox(unsafe)
-        subs = collect(Path(submissions_path), assignment, scratch=ws.root)
+        subs = collect(Path(submissions_path), assignment, scratch=scratch, roster=terms.roster)
+        notes = list(subs.notes) + _lms_lateness(subs, terms)
         unknown = [s for s in students if s not in {sub.student for sub in subs}
                    and not (terms.roster and s in terms.roster)]
         if unknown:
@@ -574,8 +625,11 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
         n_workers = max(1, min(workers or os.cpu_count() or 1, len(subs)))   # none idle from the start
         pool = _Pool(n_workers, source_path, limits, unsafe, source_imports(source_path), phases)
         try:
-            return _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regrade, partial,
-                          quiet, students, flagged)
+            summary = _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regrade, partial,
+                             quiet, students, flagged)
+            summary["notes"] = notes + summary["notes"]
+            summary["layout"] = subs.layout
+            return summary
         finally:
             pool.close()
             phases.mark("workers stopped")
@@ -600,6 +654,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         done: dict[str, dict] = {}        # graded now or reused: their standing is brought up to date
         frozen: dict[str, dict] = {}      # partial regrade, submission changed since: left exactly as they are
         ungraded: list[str] = []
+        kept_accepted: list[str] = []
         data: dict[str, bytes | None] = {}
         todo = []
         for sub in subs:
@@ -622,6 +677,12 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
                 continue
             if not (regrade or partial) and same and old.get("key") == key:
                 done[sub.student] = old
+                continue
+            if old is not None and old.get("accepted") and not same and not _newer(sub, old):
+                # a submission the instructor accepted with --student, older or of unknown age here:
+                # kept until the instructor takes this one with --student
+                frozen[sub.student] = old
+                kept_accepted.append(sub.student)
                 continue
             todo.append((sub.student, assignment, data[sub.student], name, problem,
                          student_salt(secret, assignment, sub.student)))
@@ -651,6 +712,9 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
             if "abandoned" in result:
                 result = _abandoned(source, result, assignment)
             result["key"] = key
+            result["submission"] = _provenance(by_id[result["student"]])
+            if partial and result["student"] in students:
+                result["accepted"] = True          # chosen by the instructor: a later run keeps it
             ws.save_result(slugs[result["student"]], result)
             book.check()                    # a gradebook that cannot open stops the run here
             book.record_later(result, True)
@@ -686,8 +750,13 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         text = _autograded(source, done[sub.student], data.get(sub.student))
         if text is not None:
             ws.write_autograded(sub.slug, notebook_name, text)
+    if partial:
+        # the rest of the class, graded in earlier runs, stays in grades.csv and the report
+        for student, old in ws.stored_results():
+            if student not in by_id and student not in done:
+                frozen[student] = old
     submitted = {**frozen, **done}
-    missing = sorted(set(terms.roster or ()) - set(by_id))
+    missing = sorted(set(terms.roster or ()) - set(by_id) - set(submitted))
     rows = {s: submitted[s] for s in submitted}
     rows.update({s: _absent(s, assignment, source.max_score, terms, "missing") for s in missing})
     rows.update({s: _absent(s, assignment, source.max_score, terms, "not graded") for s in ungraded})
@@ -713,6 +782,9 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         "not_on_roster": sorted(r["student"] for r, t in zip(graded_rows, terms_of)
                                 if any(f["code"] == "not-on-roster" for f in t.get("flags", []))),
         "regraded": sorted(t[0] for t in todo) if partial else [],
+        "notes": ([f"kept the submission{'s' if len(kept_accepted) > 1 else ''} accepted earlier with --student "
+                   f"(this download's is not newer): {', '.join(kept_accepted)}; take this one with --student"]
+                  if kept_accepted else []),
         "deadline": terms.describe(), "roster": len(terms.roster) if terms.roster is not None else None,
         "grades_csv": str(csv_path), "report": str(report),
         "feedback_dir": str(ws.feedback_dir), "db_url": _safe_url(url),

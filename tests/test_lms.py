@@ -1,0 +1,231 @@
+"""A term with Canvas or Moodle, from their downloads to their imports, through the real
+command line: the zips named as Canvas's content zipper and Moodle's "Download all
+submissions" name them, the rosters as their exports look, and every way the path from the
+LMS to the gradebook could put a wrong grade in front of a student."""
+from __future__ import annotations
+
+import csv
+import io
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.course import CourseError
+from autograder.gradebook import open_gradebook
+from tests.conftest import needs_sandbox, read_results
+from tests.test_adversarial import WRONG, base_notebook, with_answer
+from tests.test_term import A, MAX, autograder, ok, rows_of
+
+pytestmark = [pytest.mark.xdist_group("lms")]
+
+CANVAS_ROSTER = """Student,ID,SIS User ID,SIS Login ID,Section,Similarity (4821),Current Score
+    Points Possible,,,,,11.00,(read only)
+"Usman, Zainab",31022,s2401016,zusman,Section A,,
+"Liddell, Alice",31023,s2401017,aliddell,Section A,,
+"Builder, Bob",31024,s2401018,bbuilder,Section B,,
+"Danvers, Carol",31025,s2401019,cdanvers,Section B,,
+"Student, Test",31099,,,Section A,,
+"""
+# Canvas's zipper adds every entry without a time: all carry the moment the zip was made
+ZIPPED_AT = (2025, 3, 20, 9, 41, 0)
+
+
+def text(nb) -> bytes:
+    return nbformat.writes(nb).encode()
+
+
+def canvas_zip(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in files.items():
+            z.writestr(zipfile.ZipInfo(name, date_time=ZIPPED_AT), data)
+    return path
+
+
+@pytest.fixture(scope="module")
+def canvas_term(tmp_path_factory):
+    root = tmp_path_factory.mktemp("canvas")
+    ws = root / "ws"
+    ws.mkdir()
+    (ws / "canvas_roster.csv").write_text(CANVAS_ROSTER)
+    (ws / "term.toml").write_text('roster = "canvas_roster.csv"\nlate_policy = "per-day:10"\n'
+                                  f'[{A}]\ndue = "2025-03-14T23:59:00+00:00"\n')
+    right, wrong = text(base_notebook()), text(with_answer(WRONG))
+    download = canvas_zip(root / "submissions.zip", {
+        f"usmanzainab_LATE_31022_6789160_{A}.ipynb": right,          # late by Canvas's verdict
+        f"liddellalice_31023_6789161_{A}.ipynb": wrong,
+        f"builderbob_31024_6789170_{A}.ipynb": wrong,                # bob's first upload ...
+        f"builderbob_31024_6789199_{A}-1.ipynb": right,              # ... and his resubmission
+        f"strangerxavier_40001_6789200_{A}.ipynb": right,            # not in this course
+    })
+    return {"root": root, "ws": ws, "zip": download, "right": right, "wrong": wrong}
+
+
+@needs_sandbox
+def test_a_canvas_download_is_graded_by_the_canvas_roster(canvas_term):
+    ws = canvas_term["ws"]
+    proc = ok(autograder("grade", A, canvas_term["zip"], "--workspace", ws, "--quiet"))
+    out = proc.stdout
+    assert "read as a Canvas download: 3 students" in out, out
+    assert "strangerxavier_40001_6789200" in out and "match nobody on the roster" in out, out
+    assert "Canvas marked 1 submission late" in out and "1 h late" in out, out
+    assert "1 older upload" in out, out
+    rows = rows_of(ws / "reports" / A / "grades.csv")
+    # ids are the roster's (Canvas's SIS User ID); Canvas's test student is not a student
+    assert set(rows) == {"s2401016", "s2401017", "s2401018", "s2401019"}, rows
+    assert rows["s2401016"]["status"] == "late" and float(rows["s2401016"]["score"]) == pytest.approx(MAX - 1.1)
+    assert rows["s2401016"]["time_source"] == "Canvas (LATE marker)"
+    assert float(rows["s2401017"]["score"]) < MAX and rows["s2401017"]["status"] == "graded"
+    assert float(rows["s2401018"]["score"]) == MAX, "the resubmission (the larger attachment id) is graded"
+    assert rows["s2401019"]["status"] == "missing"
+    # the zip's entry times (all equal, when the zip was made) made nobody late
+    assert rows["s2401017"]["hours_late"] == "" and rows["s2401018"]["hours_late"] == ""
+    # nothing bogus in the gradebook
+    with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
+        ids = {s.id for s in gb.students}
+    assert ids == {"s2401016", "s2401017", "s2401018", "s2401019"}, ids
+
+    ok(autograder("export", A, "--format", "canvas", "--column", "Similarity (4821)", "--workspace", ws))
+    lines = (ws / "reports" / A / "canvas.csv").read_text().splitlines()
+    exported = list(csv.DictReader(io.StringIO("\n".join([lines[0]] + lines[2:]))))
+    points = {r["ID"]: float(r["Similarity (4821)"]) for r in exported}
+    assert points == {"31022": pytest.approx(MAX - 1.1), "31023": float(rows["s2401017"]["score"]),
+                      "31024": MAX, "31025": 0.0}, points
+    by_id = {r["ID"]: r for r in exported}
+    assert by_id["31022"]["SIS User ID"] == "s2401016" and by_id["31022"]["SIS Login ID"] == "zusman"
+    # no unpacked copy of the zip is left in the workspace
+    assert not list(ws.glob("unzipped-*")) and not list(ws.glob(".scratch-*"))
+
+
+@needs_sandbox
+def test_partial_regrades_keep_the_class_and_an_accepted_resubmission(canvas_term):
+    ws, root = canvas_term["ws"], canvas_term["root"]
+    # Alice's resubmission, accepted by the instructor, downloaded alone from Canvas
+    resub = canvas_zip(root / "resub.zip", {f"liddellalice_31023_6790001_{A}.ipynb": canvas_term["right"]})
+    proc = ok(autograder("grade", A, resub, "--workspace", ws, "--quiet", "--student", "s2401017"))
+    assert "regraded 1 of" in proc.stdout, proc.stdout
+    rows = rows_of(ws / "reports" / A / "grades.csv")
+    assert set(rows) == {"s2401016", "s2401017", "s2401018", "s2401019"}
+    assert float(rows["s2401017"]["score"]) == MAX
+    assert rows["s2401016"]["status"] == "late" and float(rows["s2401018"]["score"]) == MAX, rows
+    assert rows["s2401019"]["status"] == "missing"
+    report = (ws / "reports" / A / "report.html").read_text()
+    assert "3 submissions; mean score" in report and "No submission (1)" in report, report[-1500:]
+
+    # the term's first download again: Alice's older upload does not replace the accepted one
+    proc = ok(autograder("grade", A, canvas_term["zip"], "--workspace", ws, "--quiet"))
+    assert "kept the submission accepted earlier with --student" in proc.stdout and "s2401017" in proc.stdout
+    rows = rows_of(ws / "reports" / A / "grades.csv")
+    assert set(rows) == {"s2401016", "s2401017", "s2401018", "s2401019"}
+    assert float(rows["s2401017"]["score"]) == MAX, rows["s2401017"]
+    assert "3 submissions; mean score" in (ws / "reports" / A / "report.html").read_text()
+    assert read_results(ws, A)["s2401017"]["submission"]["attempt"] == 6790001
+
+
+@needs_sandbox
+def test_a_canvas_download_against_another_courses_roster_is_refused(canvas_term, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "roster.csv").write_text(CANVAS_ROSTER.replace("3102", "5102"))
+    proc = autograder("grade", A, canvas_term["zip"], "--workspace", ws, "--roster", ws / "roster.csv", "--quiet")
+    assert proc.returncode != 0
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    assert len(lines) == 1 and "match nobody on the roster" in lines[0] and "Canvas user id" in lines[0], lines
+    assert not (ws / "results").exists() and not (ws / "gradebook.db").exists()
+
+
+MOODLE_WORKSHEET = """Identifier,Full name,Email address,Status,Grade,Maximum Grade,Grade can be changed,\
+Last modified (submission),Last modified (grade),Feedback comments
+Participant 2101,Zainab Usman,zusman@example.org,Submitted for grading,,11.00,Yes,"Friday, 14 March 2025, 10:00 PM",-,
+Participant 2102,Alice Liddell,aliddell@example.org,Submitted for grading,,11.00,Yes,"Sunday, 16 March 2025, 1:00 AM",-,
+Participant 2103,Bob Builder,bbuilder@example.org,No submission,,11.00,Yes,-,-,
+"""
+
+
+@needs_sandbox
+def test_a_moodle_download_is_graded_by_the_moodle_worksheet(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "worksheet.csv").write_text(MOODLE_WORKSHEET)
+    (ws / "term.toml").write_text('roster = "worksheet.csv"\nlate_policy = "per-day:10"\ntimezone = "Europe/Paris"\n'
+                                  f'[{A}]\ndue = "2025-03-14"\n')
+    download = tmp_path / "moodle.zip"
+    with zipfile.ZipFile(download, "w") as z:
+        # Moodle keeps each file's own time: when the student uploaded it
+        z.writestr(zipfile.ZipInfo(f"Zainab Usman_2101_assignsubmission_file_/{A}.ipynb",
+                                   date_time=(2025, 3, 14, 22, 0, 0)), text(base_notebook()))
+        z.writestr(zipfile.ZipInfo(f"Alice Liddell_2102_assignsubmission_file_/my work.ipynb",
+                                   date_time=(2025, 3, 16, 1, 0, 0)), text(base_notebook()))
+        z.writestr(zipfile.ZipInfo("Alice Liddell_2102_assignsubmission_onlinetext_/onlinetext.html",
+                                   date_time=(2025, 3, 16, 1, 0, 0)), b"<p>see the notebook</p>")
+    proc = ok(autograder("grade", A, download, "--workspace", ws, "--quiet"))
+    assert "read as a Moodle download: 2 students" in proc.stdout, proc.stdout
+    rows = rows_of(ws / "reports" / A / "grades.csv")
+    assert set(rows) == {"zusman@example.org", "aliddell@example.org", "bbuilder@example.org"}
+    assert rows["zusman@example.org"]["status"] == "graded" and float(rows["zusman@example.org"]["score"]) == MAX
+    # due the end of 14 March in Paris; 16 March 01:00 there (zip times read in the term's zone) is late
+    assert rows["aliddell@example.org"]["status"] == "late"
+    assert rows["bbuilder@example.org"]["status"] == "missing"
+    assert "CET" in (ws / "feedback" / "aliddell@example.org" / A / "feedback.html").read_text()
+
+
+# ------------------------------------------------------------------ without grading
+def test_lms_rosters_are_read_as_downloaded(tmp_path):
+    from autograder.roster import read_roster
+
+    (tmp_path / "canvas.csv").write_text(CANVAS_ROSTER)
+    canvas = read_roster(tmp_path / "canvas.csv")
+    assert list(canvas) == ["s2401016", "s2401017", "s2401018", "s2401019"]
+    assert canvas["s2401016"].lms_id == "31022" and canvas["s2401016"].login == "zusman"
+    assert canvas["s2401016"].first_name == "Zainab" and canvas["s2401016"].section == "Section A"
+    (tmp_path / "ws.csv").write_text(MOODLE_WORKSHEET)
+    moodle = read_roster(tmp_path / "ws.csv")
+    assert moodle["aliddell@example.org"].lms_id == "2102" and moodle["aliddell@example.org"].name == "Alice Liddell"
+    (tmp_path / "gb.csv").write_text("First name,Last name,ID number,Institution,Department,Email address,"
+                                     "Assignment: Similarity (Real),Last downloaded from this course\n"
+                                     "Zainab,Usman,,,,zusman@example.org,-,1742000000\n")
+    assert read_roster(tmp_path / "gb.csv")["zusman@example.org"].name == "Zainab Usman"
+
+
+def test_a_misspelt_assignment_in_the_term_is_refused_with_the_nearest_name(tmp_path):
+    from autograder.term import resolve
+
+    (tmp_path / "term.toml").write_text('[02_simlarity]\ndue = "2025-03-14T23:59:00+01:00"\n')
+    with pytest.raises(CourseError, match=r"\[02_simlarity\] is not an assignment .*did you mean \[02_similarity\]"):
+        resolve(tmp_path, A)
+
+
+def test_a_date_alone_is_the_end_of_that_day_in_the_terms_zone(tmp_path):
+    from autograder.deadlines import human, set_zone
+    from autograder.term import resolve
+
+    (tmp_path / "term.toml").write_text(f'timezone = "America/Toronto"\n[{A}]\ndue = "2025-03-14"\n')
+    try:
+        terms = resolve(tmp_path, A)
+        assert terms.due == datetime(2025, 3, 15, 3, 59, 59, tzinfo=timezone.utc)   # EDT is UTC-4
+        assert human(terms.due) == "2025-03-14 23:59 EDT"
+        assert resolve(tmp_path, A, due="2025-03-10").due == datetime(2025, 3, 11, 3, 59, 59, tzinfo=timezone.utc)
+    finally:
+        set_zone(None)
+
+
+def test_the_layout_of_an_lms_download_is_recognised(tmp_path):
+    from autograder import lms
+
+    flat = tmp_path / "canvas"
+    flat.mkdir()
+    for name in (f"doejane_LATE_1_10_{A}.ipynb", f"roeric_2_11_{A}-1.ipynb"):
+        (flat / name).write_text("{}")
+    assert lms.detect(flat) == "canvas"
+    files, stray = lms.read_canvas(flat)
+    assert files["1"].late and not files["2"].late and files["2"].original == f"{A}-1.ipynb" and not stray
+    moodle = tmp_path / "moodle"
+    (moodle / "Jane Doe_77_assignsubmission_file_").mkdir(parents=True)
+    assert lms.detect(moodle) == "moodle"
+    folders = tmp_path / "plain"
+    (folders / "alice").mkdir(parents=True)
+    assert lms.detect(folders) is None
+    assert lms.canvas_name("Doe, Jane") == "doejane" == lms.canvas_name("Jane Doe")
+    assert lms.normal_name("Doe,  Jane") == lms.normal_name("jane doe")

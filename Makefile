@@ -15,7 +15,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export JUPYTER_CONFIG_PATH := $(abspath autograder)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test exercises sandbox browser mathjax postgresql bench-grading bytecode clean venv
+.PHONY: book test exercises sandbox browser mathjax mathjax2 postgresql bench-grading bytecode clean venv
 
 venv: $(STAMP)
 
@@ -41,6 +41,23 @@ $(MATHJAX)/.version-$(MATHJAX_VERSION):
 	tmp=$$(mktemp -d) && (cd $$tmp && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null) \
 	  && tar xzf $$tmp/mathjax-$(MATHJAX_VERSION).tgz -C $$tmp && cp -r $$tmp/package/es5/. $(MATHJAX)/ \
 	  && cp $$tmp/package/LICENSE $(MATHJAX)/ && rm -rf $$tmp
+	@touch $@
+
+# Formgrader (nbgrader's manual grading page) loads MathJax 2 from a CDN; the course serves it
+# from here instead (autograder/jupyter_server_config.py), so manual grading works offline.
+MATHJAX2 := _vendor_formgrader/mathjax2
+mathjax2: $(MATHJAX2)/.version-2.7.7
+
+$(MATHJAX2)/.version-2.7.7:
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm is needed once to fetch MathJax 2.7.7 for Formgrader (apt-get install npm)"; exit 1; }
+	rm -rf $(MATHJAX2) && mkdir -p $(MATHJAX2)/config $(MATHJAX2)/jax/input $(MATHJAX2)/jax/output $(MATHJAX2)/fonts/HTML-CSS/TeX $(MATHJAX2)/localization
+	tmp=$$(mktemp -d) && (cd $$tmp && npm pack --silent mathjax@2.7.7 >/dev/null) && tar xzf $$tmp/mathjax-2.7.7.tgz -C $$tmp \
+	  && cp $$tmp/package/MathJax.js $$tmp/package/LICENSE $(MATHJAX2)/ \
+	  && cp $$tmp/package/config/TeX-AMS_CHTML-full.js $$tmp/package/config/Safe.js $(MATHJAX2)/config/ \
+	  && cp -r $$tmp/package/extensions $(MATHJAX2)/ && cp -r $$tmp/package/jax/element $(MATHJAX2)/jax/ \
+	  && cp -r $$tmp/package/jax/input/TeX $(MATHJAX2)/jax/input/ && cp -r $$tmp/package/jax/output/CommonHTML $(MATHJAX2)/jax/output/ \
+	  && cp -r $$tmp/package/fonts/HTML-CSS/TeX/woff $(MATHJAX2)/fonts/HTML-CSS/TeX/ \
+	  && cp -r $$tmp/package/localization/en $(MATHJAX2)/localization/ && rm -rf $$tmp
 	@touch $@
 
 # The sandbox for grading untrusted code is Debian's bubblewrap; install it where we can.
@@ -78,7 +95,7 @@ bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -q autograder
 	@$(BIN)/python -c "from autograder.notebook import ready_validator; ready_validator(write=True)"
 
-test: $(STAMP) bytecode sandbox browser mathjax postgresql
+test: $(STAMP) bytecode sandbox browser mathjax mathjax2 postgresql
 	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15
 
 exercises: $(STAMP) bytecode

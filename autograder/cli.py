@@ -15,6 +15,7 @@ EPILOG = """examples:
       --roster roster.csv                                with a deadline, a late policy and the class list
   autograder grade 02_similarity export.zip --student alice   regrade one student, nobody else
   autograder export 02_similarity --format canvas        grades for Canvas's import (or moodle, csv)
+  autograder formgrade                                   Formgrader: scores and comments by hand
   autograder release --all                               regenerate exercises/ from solutions/
   autograder check exercises/02_similarity/02_similarity.ipynb   a student checks their notebook (visible tests)
   autograder check --hidden solutions/02_similarity/02_similarity.ipynb   all tests of a trusted notebook
@@ -96,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_grade_parser(sub)
 
     add_export_parser(sub)
+
+    from .formgrade import add_formgrade_parser
+
+    add_formgrade_parser(sub)
     return parser
 
 

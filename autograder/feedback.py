@@ -16,7 +16,7 @@ STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{border-bottom:1px solid #ddd;padding:.4rem .5rem;text-align:left;vertical-align:top}
 th{background:#f5f5f5}.pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}
-.score{font-size:1.4rem}.flags{background:#fff8c5;padding:.6rem 1rem;border-radius:6px}.muted{color:#666}
+.score{font-size:1.4rem}.flags{background:#fff8c5;padding:.6rem 1rem;border-radius:6px}.comments{background:#e8f1fb;padding:.6rem 1rem;border-radius:6px;margin:.6rem 0}.muted{color:#666}
 code{background:#f3f3f3;padding:0 .2rem;border-radius:3px}
 """
 
@@ -63,6 +63,14 @@ def student_feedback(result: dict) -> str:
         rows.append(f"<tr><td>{html.escape(t['description'])}{kind}<br><code>{html.escape(t['grade_id'])}</code></td>"
                     f"<td>{points}</td><td>{status}</td>"
                     f"<td>{html.escape(t['message'])}</td></tr>")
+    comments = term.get("comments") or {}
+    described = {t["grade_id"]: t["description"] for t in result["tests"]}
+    said = ""
+    if comments:
+        items = "".join(f"<li><strong>{html.escape(described.get(cell, 'your answer'))}</strong> "
+                        f"<code>{html.escape(cell)}</code><br>{_paragraphs(text)}</li>"
+                        for cell, text in comments.items())
+        said = f"<div class='comments'><strong>Comments from your instructor</strong><ul>{items}</ul></div>"
     flags = ""
     visible = messages(result["flags"] + term.get("flags", []), student=True)
     if visible:
@@ -71,11 +79,16 @@ def student_feedback(result: dict) -> str:
     score = term.get("score", result["score"])
     body = (f"<h1>{html.escape(result['assignment'])}: feedback for {html.escape(result['student'])}</h1>"
             f"<p class='score'>Score: <strong>{score:g} / {result['max_score']:g}</strong></p>"
-            f"{_late_note(result)}{flags}"
+            f"{_late_note(result)}{said}{flags}"
             "<table><tr><th>test</th><th>points</th><th>result</th><th>what to look at</th></tr>"
             + "".join(rows) + "</table><p class='muted'>Hidden tests check other shapes and edge cases; "
             "at grading time every test draws fresh inputs.</p>")
     return _page(f"Feedback: {result['assignment']}", body)
+
+
+def _paragraphs(text: str) -> str:
+    """An instructor's comment (plain text, as formgrader stores it) as escaped HTML lines."""
+    return "<br>".join(html.escape(line) for line in text.splitlines())
 
 
 def histogram_counts(scores: list[float], max_score: float) -> tuple[list[int], float]:

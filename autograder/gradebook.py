@@ -382,19 +382,24 @@ def standings(gb: Gradebook, assignment: str, students=None) -> dict[str, dict]:
         subs = subs.filter(SubmittedAssignment.student_id.in_(list(students)))
     subs = (subs
             .options(undefer(SubmittedAssignment.score), undefer(SubmittedAssignment.late_submission_penalty),
-                     selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades)))
-    for sub in subs:                 # in four queries, not several per student
-        tests, manual = {}, {}
+                     selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades),
+                     selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.comments)))
+    for sub in subs:                 # in five queries, not several per student
+        tests, manual, comments = {}, {}, {}
         for nb in sub.notebooks:
             for grade in nb.grades:
                 name = names[grade.cell_id]
                 tests[name] = float(grade.score)
                 if grade.manual_score is not None or grade.extra_credit:
                     manual[name] = float(grade.score)
+            for comment in nb.comments:       # what an instructor wrote in formgrader, cell by cell
+                if comment.manual_comment and comment.manual_comment.strip():
+                    comments[names.get(comment.cell_id, comment.cell_id)] = comment.manual_comment.strip()
         penalty = float(sub.late_submission_penalty or 0.0)
         raw = float(sub.score)
         late = float(sub.total_seconds_late) if sub.assignment.duedate is not None else 0.0
-        out[sub.student_id] = {"tests": tests, "manual": manual, "raw_score": raw, "penalty": penalty,
+        out[sub.student_id] = {"tests": tests, "manual": manual, "comments": comments,
+                               "raw_score": raw, "penalty": penalty,
                                "score": max(0.0, raw - penalty), "timestamp": sub.timestamp,
                                "extension": sub.extension, "seconds_late": late}
     return out

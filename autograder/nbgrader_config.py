@@ -20,6 +20,17 @@ c.CourseDirectory.submitted_directory = os.path.join(_workspace, "submitted")
 c.CourseDirectory.autograded_directory = os.path.join(_workspace, "autograded")
 c.CourseDirectory.feedback_directory = os.path.join(_workspace, "feedback")
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(_workspace, "gradebook.db")
+# A shared gradebook named in the workspace's term.toml (db = "postgresql://...") is the one
+# formgrader and `nbgrader export` use too.
+try:
+    import tomllib
+
+    with open(os.path.join(_workspace, "term.toml"), "rb") as _f:
+        _db = tomllib.load(_f).get("db")
+    if isinstance(_db, str) and _db:
+        c.CourseDirectory.db_url = _db
+except (OSError, ValueError):
+    pass
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".DS_Store"]
 
 # Released notebooks carry no outputs, and generating them never executes anything.

@@ -163,7 +163,8 @@ class Workspace:
         out = io.StringIO()
         w = csv.writer(out)
         w.writerow(["student", "name", "email", "assignment", "status", "score", "max_score", *tests,
-                    "raw_score", "late_penalty", "submitted_at", "time_source", "due", "hours_late", "flags"])
+                    "raw_score", "late_penalty", "submitted_at", "time_source", "due", "hours_late", "flags",
+                    "comments"])
         for r in results:
             term = r.get("term") or {}
             points = {t["grade_id"]: t["points"] for t in r["tests"]}
@@ -175,7 +176,8 @@ class Workspace:
                         f"{term.get('raw_score', r['score']):g}", f"{term.get('late_penalty', 0):g}",
                         term.get("submitted_at", ""), term.get("time_source", ""), term.get("due", ""),
                         f"{late / 3600:.2f}" if late else "",
-                        "; ".join(messages(r["flags"] + term.get("flags", [])))])
+                        "; ".join(messages(r["flags"] + term.get("flags", []))),
+                        " | ".join(f"{cell}: {text}" for cell, text in (term.get("comments") or {}).items())])
         path = self.reports / "grades.csv"
         write_atomic(path, out.getvalue())
         return path

@@ -229,3 +229,182 @@ def test_the_layout_of_an_lms_download_is_recognised(tmp_path):
     assert lms.detect(folders) is None
     assert lms.canvas_name("Doe, Jane") == "doejane" == lms.canvas_name("Jane Doe")
     assert lms.normal_name("Doe,  Jane") == lms.normal_name("jane doe")
+
+
+# ------------------------------------------------------------------ the whole term, replayed
+def _chromium():
+    import os
+    import shutil
+
+    chromium = shutil.which("chromium")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        chromium = None
+    if chromium is None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail("the Formgrader test needs Debian's chromium and playwright under CI", pytrace=False)
+        pytest.skip("Debian's chromium (make browser) or playwright is missing")
+    return chromium
+
+
+class Formgrader:
+    """`autograder formgrade` as an instructor starts it, on a free localhost port."""
+
+    def __init__(self, ws: Path):
+        import os
+        import socket
+        import subprocess
+        import sys
+        import time
+        import urllib.request
+
+        from tests.conftest import ROOT
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.token = "formgrader-test-token"
+        env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_CONFIG_PATH", "AUTOGRADER_WORKSPACE")}
+        env["JUPYTER_TOKEN"] = self.token
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograder", "formgrade", "--workspace", str(ws),
+                                      "--port", str(self.port), "--no-browser"], cwd=ROOT, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=5)
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise AssertionError(f"autograder formgrade did not start:\n{self.proc.stdout.read()}")
+                time.sleep(0.5)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except Exception:  # noqa: BLE001
+            self.proc.kill()
+
+
+def _adjust_in_formgrader(ws: Path, student: str, test: str, score: float, answer: str, comment: str) -> None:
+    """An instructor's hand: Formgrader's page of `student`'s notebook, in Chromium with every
+    non-local request blocked, a new score for `test` and a comment on the answer cell
+    `answer` (Formgrader takes comments on answer cells)."""
+    import time
+    from urllib.parse import urlsplit
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = _chromium()
+    with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
+        notebook_id = gb.find_submission_notebook(A, A, student).id
+    server = Formgrader(ws)
+    blocked = []
+
+    def route(r):
+        if urlsplit(r.request.url).hostname in ("127.0.0.1", "localhost") or r.request.url.startswith("data:"):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                              "--disable-component-update", "--disable-sync", "--no-first-run"])
+            page = browser.new_context().new_page()
+            page.route("**/*", route)
+            console = []
+            page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+            page.on("response", lambda r: r.status >= 400 and console.append(f"HTTP {r.status} {r.url}"))
+            # as an instructor logs in: Jupyter's login page, the token pasted
+            page.goto(f"{server.url}/login?next=/formgrader/submissions/{notebook_id}/", wait_until="networkidle")
+            page.fill("input[name=password]", server.token)
+            page.click("#login_submit, button[type=submit], input[type=submit]")
+            page.wait_for_url(f"**/formgrader/submissions/{notebook_id}/**", wait_until="networkidle")
+            box = page.locator(f"input.score#{test}")
+            # the page loads the grades through nbgrader's API, then shows the test's score: wait for it
+            page.wait_for_function(f"() => document.querySelector('input.score#{test}').placeholder !== ''")
+            box.fill(f"{score:g}")
+            box.press("Tab")                                   # formgrader saves on change
+            note = page.locator(f"textarea#{answer}-comment")
+            note.fill(comment)
+            note.press("Tab")
+            deadline = time.monotonic() + 30
+            while True:                                        # until the gradebook has both
+                with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
+                    nb = gb.find_submission_notebook(A, A, student)
+                    grade = gb.find_grade(test, A, A, student)
+                    said = gb.find_comment(answer, A, A, student)
+                    saved = grade.manual_score == score and said.manual_comment == comment
+                    got = (grade.manual_score, said.manual_comment)
+                if saved:
+                    break
+                assert time.monotonic() < deadline, f"Formgrader did not save the score and the comment: {got} {console} {blocked}"
+                time.sleep(0.5)
+            browser.close()
+    finally:
+        server.stop()
+    assert not blocked, blocked
+    assert nb is not None
+
+
+def _whole_class(ws: Path) -> dict[str, dict]:
+    rows = rows_of(ws / "reports" / A / "grades.csv")
+    assert set(rows) == {"s2401016", "s2401017", "s2401018", "s2401019"}, rows
+    assert "3 submissions; mean score" in (ws / "reports" / A / "report.html").read_text()
+    return rows
+
+
+@needs_sandbox
+def test_a_canvas_term_replayed_from_download_to_import(canvas_term, tmp_path):
+    """Full run; a score and a comment set in Formgrader (a real browser); a one-student
+    regrade from a resubmission download; the full download again; the export. After each
+    step grades.csv and the report have the whole class; at the end every score and the
+    comment are what the instructor decided."""
+    from autograder.notebook import load_source
+    from tests.conftest import source_path
+
+    points = {t.grade_id: t.points for t in load_source(source_path(A)).tests}
+    test = "test_softmax_torch"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "canvas_roster.csv").write_text(CANVAS_ROSTER)
+    (ws / "term.toml").write_text('roster = "canvas_roster.csv"\nlate_policy = "per-day:10"\n'
+                                  f'[{A}]\ndue = "2025-03-14T23:59:00+00:00"\n')
+    grade = ("grade", A, canvas_term["zip"], "--workspace", ws, "--quiet")
+    ok(autograder(*grade))
+    rows = _whole_class(ws)
+    assert float(rows["s2401018"]["score"]) == MAX
+
+    comment = "Softmax is right; the docstring promised a check of the axis argument.\nSee the notes."
+    _adjust_in_formgrader(ws, "s2401018", test, points[test] - 1, "softmax", comment)
+    ok(autograder(*grade))                                   # nothing regraded: the standing is brought up to date
+    rows = _whole_class(ws)
+    assert float(rows["s2401018"]["score"]) == MAX - 1 and "Softmax is right" in rows["s2401018"]["comments"]
+    page = (ws / "feedback" / "s2401018" / A / "feedback.html").read_text()
+    assert "Comments from your instructor" in page and "the docstring promised a check" in page
+    assert "set by your instructor" in page
+
+    resub = canvas_zip(tmp_path / "resub.zip", {f"liddellalice_31023_6790001_{A}.ipynb": canvas_term["right"]})
+    ok(autograder("grade", A, resub, "--workspace", ws, "--quiet", "--student", "s2401017"))
+    rows = _whole_class(ws)
+    assert float(rows["s2401017"]["score"]) == MAX and float(rows["s2401018"]["score"]) == MAX - 1
+
+    proc = ok(autograder(*grade))
+    assert "kept the submission accepted earlier" in proc.stdout
+    rows = _whole_class(ws)
+    final = {"s2401016": MAX - 1.1, "s2401017": MAX, "s2401018": MAX - 1, "s2401019": 0.0}
+    assert {s: float(r["score"]) for s, r in rows.items()} == pytest.approx(final)
+
+    ok(autograder("export", A, "--format", "canvas", "--column", "Similarity (4821)", "--workspace", ws))
+    lines = (ws / "reports" / A / "canvas.csv").read_text().splitlines()
+    exported = {r["SIS User ID"]: float(r["Similarity (4821)"])
+                for r in csv.DictReader(io.StringIO("\n".join([lines[0]] + lines[2:])))}
+    assert exported == pytest.approx(final)
+    assert "the docstring promised a check" in (ws / "feedback" / "s2401018" / A / "feedback.html").read_text()

@@ -389,6 +389,7 @@ def _term_block(result: dict, sub: Submission | None, terms, late: dict, standin
         "raw_score": round(raw, 6),
         "score": round(standing["score"] if standing else max(0.0, raw - penalty), 6),
         "manual": {k: v for k, v in sorted((standing or {}).get("manual", {}).items())},
+        "comments": {k: v for k, v in sorted((standing or {}).get("comments", {}).items())},
         "flags": flags,
     }
 

@@ -16,8 +16,18 @@ names, e-mail and LMS ids it gives; without one, every student in the gradebook.
   (the student id), `Email address`, then one column for the grade item. In the import,
   map "Email address" to `useremail` (or "ID number" to `useridnumber`) and the grade
   column to the grade item.
+- moodle-worksheet: Moodle's grading worksheet as its "Upload grading worksheet" takes it:
+  `Identifier` ("Participant N", the roster's lms_id: the roster must be Moodle's worksheet),
+  `Full name`, `Email address`, `Grade`, `Maximum Grade`, `Feedback comments` (the score and
+  the instructor's comments from formgrader).
 - csv: everything: id, names, e-mail, submission time, one column per test, raw score,
   late penalty, score, maximum.
+
+`--feedback canvas|moodle` writes the feedback pages as a zip the LMS takes back:
+Canvas's "Re-Upload Submissions" (each page named as Canvas named the student's file,
+`name_USERID_ATTACHMENTID_feedback.html`: Canvas reads the two numbers) or Moodle's "Upload
+multiple feedback files in a zip" (`Full Name_PARTICIPANT_assignsubmission_file_feedback.html`).
+Only students graded from that LMS's download have one; the others are listed.
 """
 from __future__ import annotations
 
@@ -31,8 +41,9 @@ from .deadlines import iso
 from .notebook import NotebookError, load_source
 from .workspace import Workspace
 
-FORMATS = ("canvas", "moodle", "csv")
-FILES = {"canvas": "canvas.csv", "moodle": "moodle.csv", "csv": "export.csv"}
+FORMATS = ("canvas", "moodle", "moodle-worksheet", "csv")
+FILES = {"canvas": "canvas.csv", "moodle": "moodle.csv", "moodle-worksheet": "moodle-worksheet.csv", "csv": "export.csv"}
+FEEDBACK = {"canvas": "canvas-feedback.zip", "moodle": "moodle-feedback.zip"}
 
 
 def _num(x: float) -> str:
@@ -72,6 +83,7 @@ def _class(gb, assignment: str, roster) -> tuple[list[dict], list[str], dict]:
             "tests": s["tests"] if s else {},
             "raw_score": s["raw_score"] if s else 0.0, "penalty": s["penalty"] if s else 0.0,
             "score": s["score"] if s else 0.0, "seconds_late": s["seconds_late"] if s else 0.0,
+            "comments": s.get("comments", {}) if s else {},
         })
     return rows, left_out, info
 
@@ -117,6 +129,25 @@ def _moodle(rows, info, column: str) -> str:
     return out.getvalue()
 
 
+def _moodle_worksheet(rows, info, column: str) -> str:
+    if not any(r["lms_id"] for r in rows):
+        raise course.CourseError("the moodle-worksheet format needs Moodle's participant numbers: use Moodle's "
+                                 "grading worksheet as the roster (roster in term.toml, or --roster)")
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\r\n")
+    w.writerow(["Identifier", "Full name", "Email address", "Grade", "Maximum Grade", "Feedback comments"])
+    for r in rows:
+        if not r["lms_id"]:
+            continue
+        name = " ".join(p for p in (r["first_name"], r["last_name"]) if p)
+        said = " ".join(f"{cell}: {text}" for cell, text in r["comments"].items())
+        comment = (f"Score {_num(r['score'])} / {_num(info['max_score'])}" + (f". {said}" if said else "")
+                   if r["submitted"] else "No submission.")
+        w.writerow([f"Participant {r['lms_id']}", name, r["email"], _num(r["score"]), _num(info["max_score"]),
+                    comment])
+    return out.getvalue()
+
+
 def _csv(rows, info, column: str) -> str:
     from datetime import timezone
 
@@ -154,13 +185,62 @@ def export(assignment: str, fmt: str, *, workspace: Path | None = None, db_url: 
     with open_gradebook(url) as gb:
         rows, left_out, info = _class(gb, assignment, people)
     _check_penalties_current(ws, rows, assignment)
-    text = {"canvas": _canvas, "moodle": _moodle, "csv": _csv}[fmt](rows, info, column)
+    text = {"canvas": _canvas, "moodle": _moodle, "moodle-worksheet": _moodle_worksheet,
+            "csv": _csv}[fmt](rows, info, column)
     path = ws.write_export(FILES[fmt], text, to)
     return {"path": str(path), "students": len(rows), "missing": sum(1 for r in rows if not r["submitted"]),
             "left_out": left_out, "format": fmt, "column": column}
 
 
+def export_feedback(assignment: str, lms: str, *, workspace: Path | None = None, to: Path | None = None) -> dict:
+    """Every student's feedback.html in a zip named as `lms` takes feedback back, from what
+    each graded submission's download said of it (results/A/STUDENT.json)."""
+    import zipfile
+
+    from .lms import canvas_name
+    from .submissions import workspace_name
+
+    if lms not in FEEDBACK:
+        raise course.CourseError(f"unknown feedback format '{lms}' (known: {', '.join(FEEDBACK)})")
+    ws = Workspace(Path(workspace or course.workspace()), assignment)
+    entries, without = {}, []
+    for student, result in ws.stored_results():
+        came = result.get("submission") or {}
+        page = ws.root / "feedback" / workspace_name(student) / assignment / "feedback.html"
+        if came.get("lms") != lms or not came.get("lms_id") or not page.is_file():
+            without.append(student)
+            continue
+        if lms == "canvas":
+            name = canvas_name(came.get("lms_name") or "") or "student"
+            entry = f"{name}_{came['lms_id']}_{came.get('attempt') or 0}_feedback.html"
+        else:
+            name = " ".join((came.get("lms_name") or "Student").replace("_", " ").split())
+            entry = f"{name}_{came['lms_id']}_assignsubmission_file_feedback.html"
+        entries[entry] = page.read_bytes()
+    if not entries:
+        raise course.CourseError(f"no student of {assignment} was graded from a {lms.capitalize()} download "
+                                 f"in {ws.root}: grade the {lms.capitalize()} zip first")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in sorted(entries):
+            z.writestr(name, entries[name])
+    path = ws.write_export(FEEDBACK[lms], out.getvalue(), to)
+    return {"path": str(path), "pages": len(entries), "without": sorted(without), "lms": lms}
+
+
 def _cmd_export(args) -> int:
+    if args.feedback:
+        summary = export_feedback(args.assignment, args.feedback, workspace=args.workspace, to=args.to)
+        where = {"canvas": "Canvas: the assignment's page > Re-Upload Submissions",
+                 "moodle": "Moodle: View all submissions > Grading action > Upload multiple feedback files in a zip"}
+        print(f"feedback for {summary['lms'].capitalize()}: {summary['path']} ({summary['pages']} pages; "
+              f"upload it in {where[summary['lms']]})")
+        if summary["without"]:
+            print(f"not graded from a {summary['lms'].capitalize()} download, so not in the zip: "
+                  f"{', '.join(summary['without'][:8])}" + (" ..." if len(summary["without"]) > 8 else ""))
+        return 0
+    if not args.format:
+        raise course.CourseError("give --format canvas|moodle|moodle-worksheet|csv (grades) or --feedback canvas|moodle")
     summary = export(args.assignment, args.format, workspace=args.workspace, db_url=args.db,
                      roster=args.roster, to=args.to, column=args.column)
     print(f"{summary['format']}: {summary['path']} ({summary['students']} students, "
@@ -182,10 +262,17 @@ def add_export_parser(sub) -> None:
                "          Canvas assignment by the title Canvas exports for it\n"
                "  moodle  First name, Last name, ID number, Email address, then the grade column\n"
                "          (Moodle: Grades > Import > CSV file; map Email address to useremail)\n"
+               "  moodle-worksheet  Moodle's grading worksheet (Identifier, Grade, Feedback comments): its\n"
+               "          Upload grading worksheet takes it; the roster must be Moodle's worksheet\n"
                "  csv     every column: id, names, e-mail, status, time, each test, penalty, score\n\n"
+               "feedback (--feedback canvas|moodle): the feedback pages, zipped with the names the LMS's\n"
+               "bulk upload matches to each student\n\n"
                "example:\n  autograder export 02_similarity --format canvas --column 'Similarity (4821)'")
     p.add_argument("assignment", help="the assignment name, e.g. 02_similarity")
-    p.add_argument("--format", required=True, metavar="FORMAT", help="canvas, moodle or csv")
+    p.add_argument("--format", metavar="FORMAT", help="canvas, moodle, moodle-worksheet or csv")
+    p.add_argument("--feedback", metavar="LMS", choices=sorted(FEEDBACK),
+                   help="instead of grades: the feedback pages as a zip for canvas's Re-Upload Submissions "
+                        "or moodle's Upload multiple feedback files in a zip")
     p.add_argument("--to", type=Path, default=None, metavar="FILE",
                    help="where to write (default: WORKSPACE/reports/ASSIGNMENT/canvas.csv, moodle.csv or export.csv)")
     p.add_argument("--column", default=None, metavar="TITLE",
@@ -199,4 +286,4 @@ def add_export_parser(sub) -> None:
     p.set_defaults(func=_cmd_export)
 
 
-__all__ = ["export", "add_export_parser", "FORMATS"]
+__all__ = ["export", "export_feedback", "add_export_parser", "FORMATS"]

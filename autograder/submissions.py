@@ -57,6 +57,8 @@ class Submission:
     lms_late: bool | None = None           # the LMS's own verdict (Canvas's LATE marker), if it gave one
     lms_id: str = ""                       # the LMS's id of the student, as the download names it
     attempt: int = 0                       # Canvas's attachment id (larger: uploaded later)
+    lms: str = ""                          # "canvas" or "moodle": the download it came from
+    lms_name: str = ""                     # the student's name as the download wrote it
 
     @property
     def slug(self) -> str:
@@ -363,6 +365,7 @@ def _from_lms(read, kind: str, origin: str, assignment: str, roster) -> Collecte
             sub = _pick_among(student, [f.path, *f.others] if kind == "moodle" else [f.path], assignment)
         sub.source = f"{origin}: {f.path.name}"
         sub.lms_id, sub.lms_late, sub.attempt = lms_id, f.late, f.attempt
+        sub.lms, sub.lms_name = kind, f.name
         if kind == "canvas":
             sub.time_source = TIME_CANVAS
         _add(found, sub)

@@ -95,6 +95,15 @@ def test_a_canvas_download_is_graded_by_the_canvas_roster(canvas_term):
                       "31024": MAX, "31025": 0.0}, points
     by_id = {r["ID"]: r for r in exported}
     assert by_id["31022"]["SIS User ID"] == "s2401016" and by_id["31022"]["SIS Login ID"] == "zusman"
+    # feedback back to Canvas: "Re-Upload Submissions" reads the first two all-digit parts of each
+    # name (split on "_") as the user id and the attachment id of the submission
+    proc = ok(autograder("export", A, "--feedback", "canvas", "--workspace", ws))
+    assert "Re-Upload Submissions" in proc.stdout
+    with zipfile.ZipFile(ws / "reports" / A / "canvas-feedback.zip") as z:
+        names = z.namelist()
+        pages = {tuple(p for p in Path(n).stem.split("_") if p.isdigit())[:2]: z.read(n) for n in names}
+    assert set(pages) == {("31022", "6789160"), ("31023", "6789161"), ("31024", "6789199")}, names
+    assert pages[("31024", "6789199")] == (ws / "feedback" / "s2401018" / A / "feedback.html").read_bytes()
     # no unpacked copy of the zip is left in the workspace
     assert not list(ws.glob("unzipped-*")) and not list(ws.glob(".scratch-*"))
 
@@ -169,6 +178,22 @@ def test_a_moodle_download_is_graded_by_the_moodle_worksheet(tmp_path):
     assert rows["aliddell@example.org"]["status"] == "late"
     assert rows["bbuilder@example.org"]["status"] == "missing"
     assert "CET" in (ws / "feedback" / "aliddell@example.org" / A / "feedback.html").read_text()
+
+    # grades back through Moodle's "Upload grading worksheet"
+    ok(autograder("export", A, "--format", "moodle-worksheet", "--workspace", ws))
+    sheet = list(csv.DictReader(open(ws / "reports" / A / "moodle-worksheet.csv", newline="")))
+    grades = {r["Identifier"]: r for r in sheet}
+    assert set(grades) == {"Participant 2101", "Participant 2102", "Participant 2103"}
+    assert float(grades["Participant 2101"]["Grade"]) == MAX and grades["Participant 2103"]["Grade"] == "0"
+    assert float(grades["Participant 2102"]["Grade"]) == float(rows["aliddell@example.org"]["score"])
+    assert grades["Participant 2101"]["Feedback comments"].startswith("Score 11 / 11")
+    # feedback back through "Upload multiple feedback files in a zip": Moodle splits each name on
+    # "_" into at most five parts: full name, participant, plugin type and name, file name
+    ok(autograder("export", A, "--feedback", "moodle", "--workspace", ws))
+    with zipfile.ZipFile(ws / "reports" / A / "moodle-feedback.zip") as z:
+        parts = {tuple(n.split("_", 4)[1:4]): n.split("_", 4)[4] for n in z.namelist()}
+    assert parts == {("2101", "assignsubmission", "file"): "feedback.html",
+                     ("2102", "assignsubmission", "file"): "feedback.html"}, parts
 
 
 # ------------------------------------------------------------------ without grading

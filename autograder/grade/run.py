@@ -417,7 +417,7 @@ def _provenance(sub: Submission) -> dict:
     from ..deadlines import iso
 
     return {"source": sub.source, "attempt": sub.attempt, "submitted_at": iso(sub.submitted_at),
-            "time_source": sub.time_source or ""}
+            "time_source": sub.time_source or "", "lms": sub.lms, "lms_id": sub.lms_id, "lms_name": sub.lms_name}
 
 
 def _newer(sub: Submission, old: dict) -> bool:

@@ -164,8 +164,22 @@ def _term_section(results: list[dict], missing: list[str], ungraded: list[str], 
     return "".join(parts)
 
 
+def _copying_section(pairs) -> str:
+    """Pairs of submissions to look at: identical notebooks, near-identical answers."""
+    if not pairs:
+        return ("<h2>Possible copying (0)</h2><p>No identical submissions and no near-identical answers "
+                "(see autograder/similarity.py for how answers are compared).</p>")
+    rows = "".join(f"<tr><td>{html.escape(p.a)}</td><td>{html.escape(p.b)}</td><td>{html.escape(p.what)}</td>"
+                   f"<td>{p.similarity:.0%}</td></tr>" for p in pairs[:200])
+    more = f"<p>... and {len(pairs) - 200} more pairs.</p>" if len(pairs) > 200 else ""
+    return (f"<h2>Possible copying ({len(pairs)})</h2><p>For you to look at; no score was changed. Answers are "
+            "compared with comments, docstrings, whitespace and the student's own names set aside.</p>"
+            "<table><tr><th>student</th><th>student</th><th>what</th><th>similarity</th></tr>" + rows
+            + "</table>" + more)
+
+
 def instructor_report(assignment: str, results: list[dict], missing: list[str] = (),
-                      ungraded: list[str] = (), deadline: str = "") -> str:
+                      ungraded: list[str] = (), deadline: str = "", copying=()) -> str:
     """The class's report: `results` are the graded submissions; `missing` the rostered students
     who submitted nothing, `ungraded` those a partial regrade did not reach."""
     term = _term_section(results, list(missing), list(ungraded), deadline)
@@ -193,5 +207,5 @@ def instructor_report(assignment: str, results: list[dict], missing: list[str] =
             + "".join(pass_rows) + "</table>" + term +
             f"<h2>Flagged submissions ({len(flagged)})</h2>"
             + ("<table><tr><th>student</th><th>score</th><th>reasons</th></tr>" + flag_rows + "</table>"
-               if flagged else "<p>None.</p>"))
+               if flagged else "<p>None.</p>") + _copying_section(copying))
     return _page(f"Report: {assignment}", body)

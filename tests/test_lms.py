@@ -433,3 +433,61 @@ def test_a_canvas_term_replayed_from_download_to_import(canvas_term, tmp_path):
                 for r in csv.DictReader(io.StringIO("\n".join([lines[0]] + lines[2:])))}
     assert exported == pytest.approx(final)
     assert "the docstring promised a check" in (ws / "feedback" / "s2401018" / A / "feedback.html").read_text()
+
+
+# ------------------------------------------------------------------ possible copying
+ORIGINAL = '''def dot_similarity(A, B):
+    # my version: rows of A against rows of B
+    left = np.asarray(A, dtype=float)
+    right = np.asarray(B, dtype=float)
+    out = left @ right.T
+    return out
+'''
+RENAMED = '''def dot_similarity(A, B):
+    a_arr = np.asarray(A,dtype=float)     # convert first
+
+    b_arr = np.asarray(B, dtype = float)
+    result = a_arr @ b_arr.T   # (n, m)
+    return result
+'''
+OTHER = '''def dot_similarity(A, B):
+    """Every pair of rows."""
+    return np.einsum("ik,jk->ij", np.asarray(A, float), np.asarray(B, float))
+'''
+
+
+def test_copying_is_found_after_names_comments_and_spacing_are_set_aside():
+    from autograder.similarity import normalise, possible_copying
+
+    assert normalise(ORIGINAL) == normalise(RENAMED)
+    assert normalise(ORIGINAL) != normalise(OTHER)
+    pairs = possible_copying({"ann": "x", "ben": "y", "cy": "z", "dee": "z"},
+                             {"ann": {"dot": ORIGINAL}, "ben": {"dot": RENAMED}, "cy": {"dot": OTHER},
+                              "dee": {"dot": OTHER}}, {"dot": "def dot_similarity(A, B):\n    pass\n"})
+    assert [(p.a, p.b, p.what, p.similarity) for p in pairs] == [("ann", "ben", "answer cell dot", 1.0),
+                                                                 ("cy", "dee", "the whole notebook", 1.0)]
+    # an answer everyone writes, or the instructor's own, is no sign of copying
+    short = "def dot_similarity(A, B):\n    return A @ B.T\n"
+    template = {"dot": "def dot_similarity(A, B):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"}
+    assert possible_copying({}, {"ann": {"dot": short}, "ben": {"dot": short}}, template) == []
+    assert possible_copying({}, {"ann": {"dot": ORIGINAL}, "ben": {"dot": RENAMED}}, {"dot": ""},
+                            {"dot": ORIGINAL}) == []
+
+
+@needs_sandbox
+def test_the_report_lists_possible_copying_and_changes_no_score(tmp_path):
+    from tests.test_adversarial import write
+
+    subs = tmp_path / "subs"
+    for student, code in {"ann": ORIGINAL, "ben": RENAMED, "cy": OTHER}.items():
+        write(subs / student, with_answer(code))
+    (subs / "dee").mkdir()
+    (subs / "dee" / f"{A}.ipynb").write_bytes((subs / "cy" / f"{A}.ipynb").read_bytes())
+    ws = tmp_path / "ws"
+    ok(autograder("grade", A, subs, "--workspace", ws, "--quiet"))
+    report = (ws / "reports" / A / "report.html").read_text()
+    assert "Possible copying (2)" in report, report[-2000:]
+    assert "<td>cy</td><td>dee</td><td>the whole notebook</td><td>100%</td>" in report
+    assert "<td>ann</td><td>ben</td><td>answer cell dot_similarity</td><td>100%</td>" in report
+    rows = rows_of(ws / "reports" / A / "grades.csv")
+    assert rows["cy"]["score"] == rows["dee"]["score"] and rows["cy"]["flags"] == rows["dee"]["flags"]

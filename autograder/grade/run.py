@@ -412,6 +412,35 @@ def _all_flags(result: dict) -> list:
     return result.get("flags", []) + ((result.get("term") or {}).get("flags") or [])
 
 
+def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -> list:
+    """Pairs of submissions worth a look (similarity.py), from the autograded notebooks in
+    the workspace: the whole class's, not only this run's."""
+    import json
+
+    from ..notebook import nbgrader_meta
+    from ..similarity import possible_copying
+    from ..submissions import workspace_name
+
+    def cells(path: Path, ids) -> dict[str, str]:
+        try:
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            return {nbgrader_meta(c).get("grade_id"): "".join(c.get("source", "")) for c in nb.get("cells", [])
+                    if isinstance(c, dict) and nbgrader_meta(c).get("grade_id") in ids}
+        except (OSError, ValueError, TypeError, AttributeError):
+            return {}
+
+    ids = set(source.answer_ids)
+    release = course.ROOT / "exercises" / assignment / f"{notebook_name}.ipynb"
+    templates = {gid: code for gid, code in cells(release, ids).items()}
+    templates.update({gid: "" for gid in ids - set(templates)})
+    solutions = {nbgrader_meta(c).get("grade_id"): c.source for c in source.nb.cells
+                 if nbgrader_meta(c).get("grade_id") in ids}
+    answers = {student: cells(ws.root / "autograded" / workspace_name(student) / assignment
+                              / f"{notebook_name}.ipynb", ids) for student in submitted}
+    digests = {student: result.get("digest") for student, result in submitted.items()}
+    return possible_copying(digests, answers, templates, solutions)
+
+
 def _provenance(sub: Submission) -> dict:
     """Where a graded submission came from: enough to tell a later download's apart."""
     from ..deadlines import iso
@@ -764,8 +793,9 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
     ordered = [rows[s] for s in sorted(rows)]
     graded_rows = [submitted[s] for s in sorted(submitted)]
     csv_path = ws.write_csv(ordered, [t.grade_id for t in source.tests])
+    copying = _copying(ws, source, assignment, notebook_name, submitted)
     report = ws.write_report(instructor_report(assignment, graded_rows, missing, ungraded,
-                                               terms.describe() if terms.due else ""))
+                                               terms.describe() if terms.due else "", copying))
     phases.mark("reports written")
     scores = [(r.get("term") or {}).get("score", r["score"]) for r in graded_rows]
     terms_of = [(r.get("term") or {}) for r in graded_rows]

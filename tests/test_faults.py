@@ -220,3 +220,20 @@ def test_results_are_reused_only_while_what_decides_a_grade_is_unchanged(tmp_pat
     assert Workspace.resume_key(nb, Limits(), "other secret") != key
     nb.write_bytes(source_path(A).read_bytes().replace(b'"points": 2', b'"points": 3', 1))
     assert Workspace.resume_key(nb, Limits(), "secret") != key
+
+
+@needs_sandbox
+def test_a_flood_of_output_is_named_as_the_cause_not_the_oserror_it_raises(tmp_path):
+    """200,000 printed lines pass the 1 MiB output cap: the write fails with OSError (EFBIG).
+    The student reads that the cell printed too much; another student is not touched."""
+    flood = "for i in range(200_000):\n    print('step', i, 'loss', 0.5)\n\n" + correct_code()
+    write(tmp_path / "subs" / "flooder", with_answer(flood))
+    write(tmp_path / "subs" / "honest", with_answer(correct_code()))
+    run_grade(A, tmp_path / "subs", tmp_path / "ws")
+    results = read_results(tmp_path / "ws", A)
+    codes = [f["code"] for f in results["flooder"]["flags"]]
+    # the cell stopped at the cap, before its functions were defined: those follow, the OSError not
+    assert codes[0] == "cell-output-limit" and "cell-error" not in codes, results["flooder"]["flags"]
+    page = (tmp_path / "ws" / "feedback" / "flooder" / A / "feedback.html").read_text()
+    assert "printed more than a notebook may print" in page and "OSError" not in page
+    assert results["honest"]["flags"] == [] and results["honest"]["score"] > 0

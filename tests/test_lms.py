@@ -491,3 +491,61 @@ def test_the_report_lists_possible_copying_and_changes_no_score(tmp_path):
     assert "<td>ann</td><td>ben</td><td>answer cell dot_similarity</td><td>100%</td>" in report
     rows = rows_of(ws / "reports" / A / "grades.csv")
     assert rows["cy"]["score"] == rows["dee"]["score"] and rows["cy"]["flags"] == rows["dee"]["flags"]
+
+
+# ------------------------------------------------------------------ JupyterHub: nbgrader's exchange
+@needs_sandbox
+def test_a_jupyterhub_course_through_nbgraders_exchange(tmp_path):
+    """The third way in: nbgrader's own exchange (release_assignment, fetch_assignment, submit,
+    collect), then `autograder grade A WORKSPACE/submitted`, with each submission's time from
+    the timestamp.txt nbgrader writes."""
+    import os
+    import pwd
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, STUDENT_UID, run_unprivileged, student_folder
+
+    exchange, ws = tmp_path / "exchange", tmp_path / "ws"
+    exchange.mkdir()
+    os.chmod(exchange, 0o777)
+    course = [f"--Exchange.root={exchange}", "--CourseDirectory.course_id=attention"]
+    env = {**os.environ, "JUPYTER_CONFIG_PATH": str(ROOT / "autograder"), "AUTOGRADER_WORKSPACE": str(ws)}
+
+    def nbgrader(*args, cwd=ROOT):
+        proc = subprocess.run([sys.executable, "-m", "nbgrader", *args, *course], cwd=cwd, capture_output=True,
+                              text=True, env=env, timeout=300)
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr[-3000:])
+        return proc
+
+    nbgrader("release_assignment", A)                                   # the instructor
+    # two students, two accounts (nbgrader knows a student by the account): this one, and a
+    # user without root (nobody) when the tests run as root
+    students = {"me": base_notebook()}
+    if os.geteuid() == 0:
+        students["nobody"] = with_answer(WRONG)
+    for who, nb in students.items():
+        home = student_folder(tmp_path / f"home-{who}")
+        args = [sys.executable, "-m", "nbgrader", "fetch_assignment", A, *course, f"--CourseDirectory.root={home}"]
+        for step in ("fetch_assignment", "submit"):
+            args[3] = step
+            if who == "nobody":
+                proc = run_unprivileged(args, home=home, env={"AUTOGRADER_WORKSPACE": str(ws)}, reach=[exchange])
+            else:
+                proc = subprocess.run(args, cwd=home, env=env, capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, (who, step, proc.stdout, proc.stderr[-3000:])
+            if step == "fetch_assignment":
+                nbformat.write(nb, str(home / A / f"{A}.ipynb"))
+                if who == "nobody":
+                    os.chown(home / A / f"{A}.ipynb", STUDENT_UID, STUDENT_UID)
+    nbgrader("collect", A)                                              # the instructor again
+    me = pwd.getpwuid(os.getuid()).pw_name
+    expected = sorted([me] + (["nobody"] if "nobody" in students else []))
+    assert sorted(p.name for p in (ws / "submitted").iterdir()) == expected
+
+    proc = ok(autograder("grade", A, ws / "submitted", "--workspace", ws, "--quiet"))
+    assert f"graded {len(expected)} submissions" in proc.stdout, proc.stdout
+    rows = rows_of(ws / "reports" / A / "grades.csv")
+    assert float(rows[me]["score"]) == MAX and rows[me]["time_source"] == "timestamp.txt"
+    if "nobody" in rows:
+        assert float(rows["nobody"]["score"]) < MAX and rows["nobody"]["time_source"] == "timestamp.txt"

@@ -194,6 +194,9 @@ def _run_tests(source, cells, data, name, box, salt, flags: list[Flag]) -> list[
                 if error and error.startswith("TimeLimitExceeded"):
                     add(flags, flag("cell-time-limit"))
                     break
+                if error and error.startswith("OutputLimitExceeded"):
+                    add(flags, flag("cell-output-limit"))
+                    break
                 if error:
                     add(flags, flag("cell-error", error=exception_name(error)))
                     break

@@ -153,6 +153,22 @@ def serve(sock: socket.socket, step_seconds: float = 10.0) -> None:
             protocol.send(sock, _error(exc))
 
 
+def _output_full() -> bool:
+    """Whether the submission's output (fd 1 and 2, one capped file) has reached its cap."""
+    import resource
+    import sys
+
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass                                # the cap refuses the flush too: the size says it
+    try:
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        return limit != resource.RLIM_INFINITY and os.fstat(1).st_size >= limit - 4096
+    except (OSError, ValueError):
+        return False
+
+
 def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
     name = os.path.basename(str(header.get("notebook_name", "submission.ipynb"))) or "submission.ipynb"
     try:
@@ -168,8 +184,12 @@ def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
             error = result.error_before_exec or result.error_in_exec
         except BaseException as exc:  # noqa: BLE001
             error = exc
-        outcomes.append(None if error is None else
-                        f"{type(error).__name__}: {str(error)[:300]}")
+        if error is not None and _output_full():
+            # the cell printed past the output cap (RLIMIT_FSIZE): its write failed with EFBIG,
+            # or whatever it did next failed. Say the cause, not the OSError it surfaced as.
+            outcomes.append("OutputLimitExceeded: the notebook printed more output than allowed")
+        else:
+            outcomes.append(None if error is None else f"{type(error).__name__}: {str(error)[:300]}")
     names = {}
     for n in header.get("names", []):
         if n not in shell.user_ns:

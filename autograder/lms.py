@@ -138,5 +138,86 @@ def canvas_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", last + first)
 
 
-__all__ = ["LmsFile", "detect", "read_canvas", "read_moodle", "normal_name", "canvas_name",
-           "CANVAS_FILE", "MOODLE_ENTRY"]
+
+
+# ------------------------------------------------------------------ submission times
+TIME_COLUMNS = ("Last modified (submission)", "submitted_at", "Submitted At", "Submitted", "submitted",
+                "timestamp", "Submission date")
+WHO_COLUMNS = ("Identifier", "id", "student", "student_id", "SIS User ID", "ID", "lms_id", "Email address", "email")
+MOODLE_TIME_FORMATS = ("%A, %d %B %Y, %I:%M %p", "%A, %d %B %Y, %H:%M", "%d %B %Y, %I:%M %p", "%d/%m/%Y, %H:%M")
+
+
+def parse_lms_time(text: str):
+    """A submission time as an LMS writes it: ISO 8601, or Moodle's "Friday, 14 March 2025,
+    10:00 PM" (English); without a zone, the term's. None for "-" or an empty cell."""
+    from datetime import datetime, timezone
+
+    from .deadlines import zone
+
+    value = " ".join(str(text).split())
+    if value in ("", "-"):
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        when = None
+        for fmt in MOODLE_TIME_FORMATS:
+            try:
+                when = datetime.strptime(value, fmt)
+                break
+            except ValueError:
+                continue
+        if when is None:
+            raise ValueError(value)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=zone()) if zone() is not None else when.astimezone()
+    return when.astimezone(timezone.utc)
+
+
+def read_times(path: Path, roster) -> dict:
+    """{student id: submission time} from a file of submission times: Moodle's grading
+    worksheet as downloaded ("Identifier", "Last modified (submission)"), or any CSV with a
+    column naming the student (id, SIS User ID, Canvas's ID, lms_id, Identifier, e-mail) and one
+    with the time (submitted_at, Submitted At, ...). Rows are matched to the roster by its id,
+    its LMS id or its e-mail."""
+    import csv
+    import io
+
+    from .course import CourseError
+
+    try:
+        text = Path(path).read_bytes()[:16 << 20].decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CourseError(f"submission times {path} cannot be read ({exc})") from None
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    header = rows[0].keys() if rows else []
+    when_col = next((c for c in TIME_COLUMNS if c in header), None)
+    who_cols = [c for c in WHO_COLUMNS if c in header]
+    if when_col is None or not who_cols:
+        raise CourseError(f"submission times {path}: needs a column with the student ({', '.join(WHO_COLUMNS)}) "
+                          f"and one with the time ({', '.join(TIME_COLUMNS)})")
+    index: dict[str, str] = {}
+    for sid, st in (roster or {}).items():
+        for key in (sid, st.lms_id, f"Participant {st.lms_id}" if st.lms_id else "", st.email, st.sis_id or ""):
+            if key:
+                index.setdefault(key, sid)
+    out = {}
+    for number, row in enumerate(rows, start=2):
+        who = next((index.get((row.get(c) or "").strip()) for c in who_cols if index.get((row.get(c) or "").strip())),
+                   None)
+        if who is None and roster is None:
+            who = (row.get(who_cols[0]) or "").strip() or None
+        if who is None:
+            continue
+        try:
+            when = parse_lms_time(row.get(when_col) or "")
+        except ValueError:
+            raise CourseError(f"submission times {path}, line {number}: '{row.get(when_col)}' is not a time "
+                              "(ISO 8601, or Moodle's 'Friday, 14 March 2025, 10:00 PM')") from None
+        if when is not None:
+            out[who] = when
+    return out
+
+
+__all__ = ["LmsFile", "detect", "read_canvas", "read_moodle", "normal_name", "canvas_name", "read_times",
+           "parse_lms_time", "CANVAS_FILE", "MOODLE_ENTRY"]

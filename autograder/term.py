@@ -16,11 +16,12 @@ every run: `term.toml` in the workspace (`grading/term.toml`), written by the in
     [02_similarity]
     due = "2025-03-14T23:59:00+01:00"     # or a date alone: the end of that day, in timezone
     late_policy = "per-hour:2"            # this assignment's own policy (and floor)
+    times = "worksheet-02.csv"            # submission times from the LMS (Moodle's grading worksheet)
 
 A table whose name is not an assignment of the course is refused, with the nearest name:
 a misspelt [02_simlarity] would otherwise leave the run without a deadline.
 
-The options `--due`, `--late-policy`, `--late-floor`, `--roster` and `--db` override the
+The options `--due`, `--late-policy`, `--late-floor`, `--roster`, `--times` and `--db` override the
 file for one run (`--late-policy` replaces the file's floor too).
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ from .roster import Roster, read_roster
 
 FILE = "term.toml"
 TOP_KEYS = {"roster", "late_policy", "late_floor", "db", "timezone", "late_marker_hours"}
-ASSIGNMENT_KEYS = {"due", "late_policy", "late_floor"}
+ASSIGNMENT_KEYS = {"due", "late_policy", "late_floor", "times"}
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Terms:
     db: str | None
     origin: tuple[str, str]     # where the deadline and the policy came from, for the summary
     late_marker_hours: float = 1.0   # how late a submission Canvas marked LATE counts as
+    times: Path | None = None        # a file of submission times from the LMS (lms.read_times)
 
     def out_of(self, max_score: float) -> "Terms":
         """These terms for an assignment worth `max_score` points (penalties are in points)."""
@@ -92,7 +94,7 @@ def read_file(path: Path, assignments: list[str] | None = None) -> dict:
 
 def resolve(workspace: Path, assignment: str, *, due: str | None = None,
             late_policy: str | None = None, late_floor: str | float | None = None,
-            roster: Path | None = None, db: str | None = None) -> Terms:
+            roster: Path | None = None, db: str | None = None, times: Path | None = None) -> Terms:
     """The settings for one run: the command line's, else the file's, else none. Read before
     the assignment is: `Terms.out_of` sets the points its penalties count in."""
     from . import course
@@ -126,8 +128,12 @@ def resolve(workspace: Path, assignment: str, *, due: str | None = None,
     roster_path = roster
     if roster_path is None and data.get("roster"):
         roster_path = path.parent / str(data["roster"])
+    times_path = Path(times) if times else (path.parent / str(own["times"]) if own.get("times") else None)
+    if times_path is not None and not times_path.is_file():
+        raise CourseError(f"submission times {times_path} does not exist")
     return Terms(due=when, policy=policy, roster=read_roster(roster_path) if roster_path else None,
-                 db=db or data.get("db"), origin=(due_origin, policy_origin), late_marker_hours=marker)
+                 db=db or data.get("db"), origin=(due_origin, policy_origin), late_marker_hours=marker,
+                 times=times_path)
 
 
 __all__ = ["Terms", "resolve", "FILE"]

@@ -549,3 +549,30 @@ def test_a_jupyterhub_course_through_nbgraders_exchange(tmp_path):
     assert float(rows[me]["score"]) == MAX and rows[me]["time_source"] == "timestamp.txt"
     if "nobody" in rows:
         assert float(rows["nobody"]["score"]) < MAX and rows["nobody"]["time_source"] == "timestamp.txt"
+
+
+@needs_sandbox
+def test_submission_times_from_the_lms_replace_a_zips_identical_times(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "worksheet.csv").write_text(MOODLE_WORKSHEET)
+    (ws / "term.toml").write_text('roster = "worksheet.csv"\nlate_policy = "per-day:10"\ntimezone = "Europe/Paris"\n'
+                                  f'[{A}]\ndue = "2025-03-14"\n')
+    download = tmp_path / "moodle.zip"
+    with zipfile.ZipFile(download, "w") as z:      # a zip whose every entry has the time it was made
+        for folder in ("Zainab Usman_2101_assignsubmission_file_", "Alice Liddell_2102_assignsubmission_file_"):
+            z.writestr(zipfile.ZipInfo(f"{folder}/{A}.ipynb", date_time=ZIPPED_AT), text(base_notebook()))
+    proc = ok(autograder("grade", A, download, "--workspace", ws, "--quiet"))
+    assert "all 2 submission times in moodle.zip are the same" in proc.stdout, proc.stdout
+    rows = rows_of(ws / "reports" / A / "grades.csv")
+    assert rows["zusman@example.org"]["status"] == rows["aliddell@example.org"]["status"] == "graded"
+    assert rows["aliddell@example.org"]["submitted_at"] == ""
+
+    # the worksheet's "Last modified (submission)" column, given as the times
+    proc = ok(autograder("grade", A, download, "--workspace", ws, "--quiet", "--times", ws / "worksheet.csv"))
+    assert "submission times from worksheet.csv for 2 of 2 submissions" in proc.stdout, proc.stdout
+    rows = rows_of(ws / "reports" / A / "grades.csv")
+    assert rows["zusman@example.org"]["status"] == "graded"          # 22:00 in Paris, before the day ended
+    assert rows["zusman@example.org"]["submitted_at"] == "2025-03-14T21:00:00Z"
+    assert rows["aliddell@example.org"]["status"] == "late"
+    assert float(rows["aliddell@example.org"]["score"]) == pytest.approx(MAX - 2 * 1.1)   # 1 d 1 h late: two started days

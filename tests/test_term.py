@@ -421,7 +421,7 @@ def test_an_unknown_student_to_regrade_is_one_clear_line(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--format", "xml"], "unknown export format 'xml' (known: canvas, moodle, csv)"),
+    (["--format", "xml"], "unknown export format 'xml' (known: canvas, moodle, moodle-worksheet, csv)"),
     (["--format", "canvas"], "no gradebook at"),
     (["--format", "canvas", "--db", "sqlite:////nonexistent/dir/gb.db"], "cannot open the gradebook"),
 ])

@@ -39,7 +39,7 @@ def _cmd_grade(args) -> int:
                         db_url=args.db, limits=limits, regrade=args.regrade, unsafe=args.unsafe_no_sandbox,
                         quiet=args.quiet, due=args.due, late_policy=args.late_policy,
                         late_floor=args.late_floor, roster=args.roster, students=args.student or (),
-                        flagged=args.flagged)
+                        flagged=args.flagged, times=args.times)
     finally:
         if started:
             from . import forkserver
@@ -124,6 +124,10 @@ def add_grade_parser(sub) -> None:
                    help="Canvas's gradebook export, Moodle's grading worksheet or gradebook export, or a CSV "
                         "with a header id,name,email,extension: every student on it gets a row (missing when "
                         "nothing was submitted); ids not on it are graded and flagged")
+    t.add_argument("--times", type=Path, metavar="FILE",
+                   help="submission times from the LMS: Moodle's grading worksheet as downloaded, or a CSV with "
+                        "the student (id, SIS User ID, ID, Identifier, e-mail) and submitted_at; they take the "
+                        "place of zip times and of Canvas's LATE marker")
     p.add_argument("--unsafe-no-sandbox", action="store_true",
                    help="run student code without bubblewrap isolation (trusted notebooks only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

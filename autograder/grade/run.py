@@ -463,7 +463,8 @@ def _newer(sub: Submission, old: dict) -> bool:
 
 
 def _lms_lateness(subs, terms) -> list[str]:
-    """Canvas's LATE marker as a submission time the gradebook can hold: the due date (with
+    """Submission times from the LMS's file of them (term.toml's times, --times), where given;
+    else Canvas's LATE marker as a submission time the gradebook can hold: the due date (with
     the student's extension) plus `late_marker_hours`, so that nbgrader's lateness is that
     many hours and a per-hour or per-day policy deducts its first period. Canvas has already
     applied its due dates, overrides and extensions; it does not say by how much."""
@@ -471,8 +472,18 @@ def _lms_lateness(subs, terms) -> list[str]:
 
     from ..deadlines import extension_for
 
-    marked = [s for s in subs if s.lms_late]
     notes = []
+    if terms.times is not None:
+        from ..lms import read_times
+
+        times = read_times(terms.times, terms.roster)
+        given = [sub for sub in subs if sub.student in times]
+        for sub in given:
+            sub.submitted_at, sub.time_source, sub.lms_late = times[sub.student], f"{terms.times.name}", None
+        notes.append(f"submission times from {terms.times.name} for {len(given)} of {len(subs)} submissions"
+                     + ("" if len(given) == len(subs) else
+                        f" (without one: {', '.join(sorted(s.student for s in subs if s not in given)[:5])})"))
+    marked = [s for s in subs if s.lms_late]
     for sub in subs:
         if sub.lms_late is None:
             continue
@@ -624,7 +635,8 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
           workspace: Path | None = None, db_url: str | None = None, limits: Limits | None = None,
           regrade: bool = False, unsafe: bool = False, quiet: bool = False,
           due: str | None = None, late_policy: str | None = None, late_floor: str | None = None,
-          roster: Path | None = None, students: list[str] | tuple = (), flagged: bool = False) -> dict:
+          roster: Path | None = None, students: list[str] | tuple = (), flagged: bool = False,
+          times: Path | None = None) -> dict:
     """Grade every submission (or, with `students` / `flagged`, only those, leaving everyone
     else's results as they are); returns a summary dict. Raises CourseError for user errors."""
     phases = _Phases()
@@ -640,7 +652,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
     # submissions' path is reported here, in one line, before anything slow has started.
     ws = Workspace(Path(workspace or course.workspace()), assignment)
     terms = term.resolve(ws.root, assignment, due=due, late_policy=late_policy, late_floor=late_floor,
-                         roster=roster, db=db_url)
+                         roster=roster, db=db_url, times=times)
     with ws.lock(), ws.scratch() as scratch:
         check_sandbox(unsafe)
         subs = collect(Path(submissions_path), assignment, scratch=scratch, roster=terms.roster)

@@ -37,7 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CANVAS_FILE = re.compile(r"^(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<original>.+)$")
-MOODLE_ENTRY = re.compile(r"^(?P<name>.+)_(?P<participant>\d+)_assign(?:submission|feedback)_(?P<plugin>[a-z]+)_"
+# Non-greedy names: the first "_N_assign..." is Moodle's (a name has no "_": Moodle writes them
+# as spaces), whatever the student's own file name repeats after it.
+MOODLE_ENTRY = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assign(?:submission|feedback)_(?P<plugin>[a-z]+)_"
                           r"(?P<original>.*)$")
 RESUBMITTED = re.compile(r"-\d+(?=\.ipynb$)")
 
@@ -74,10 +76,11 @@ def detect(folder: Path) -> str | None:
     return None
 
 
-def read_canvas(folder: Path) -> tuple[dict[str, LmsFile], list[str]]:
+def read_canvas(folder: Path, assignment: str = "") -> tuple[dict[str, LmsFile], list[str]]:
     """{Canvas user id: that student's newest notebook}, and the entries that are not
     Canvas submission files. A student with several notebooks keeps the one uploaded last
-    (largest attachment id); the others are listed in `others`."""
+    (largest attachment id) among those named after the assignment (a resubmission's `-1`
+    aside), else among all; the others are listed in `others`."""
     found: dict[str, list[LmsFile]] = {}
     stray = []
     for p in sorted(folder.iterdir()):
@@ -92,9 +95,9 @@ def read_canvas(folder: Path) -> tuple[dict[str, LmsFile], list[str]]:
                     attempt=int(m["attachment"])))
     out = {}
     for user, files in found.items():
-        files.sort(key=lambda f: f.attempt)
-        newest = files[-1]
-        newest.others = [f.path for f in files[:-1]]
+        named = [f for f in files if RESUBMITTED.sub("", f.original) == f"{assignment}.ipynb"]
+        newest = max(named or files, key=lambda f: f.attempt)
+        newest.others = [f.path for f in files if f is not newest]
         out[user] = newest
     return out, stray
 

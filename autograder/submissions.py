@@ -270,7 +270,7 @@ def collect(path: Path, assignment: str, scratch: Path | None = None, roster=Non
         from_zip = True
     layout = lms.detect(path)
     if layout == "canvas":
-        found = _from_lms(lms.read_canvas(path), "canvas", origin, assignment, roster)
+        found = _from_lms(lms.read_canvas(path, assignment), "canvas", origin, assignment, roster)
     elif layout == "moodle":
         found = _from_lms(lms.read_moodle(path), "moodle", origin, assignment, roster)
     else:

@@ -256,6 +256,31 @@ def test_the_layout_of_an_lms_download_is_recognised(tmp_path):
     assert lms.normal_name("Doe,  Jane") == lms.normal_name("jane doe")
 
 
+def test_a_students_own_file_name_cannot_pass_for_another_student(tmp_path):
+    """What a student controls in an LMS download is the name of their file, after the LMS's
+    prefix: one that imitates the prefix still belongs to its uploader."""
+    from autograder import lms
+
+    moodle = tmp_path / "moodle"
+    moodle.mkdir()
+    (moodle / "Zainab Usman_2101_assignsubmission_file_Alice Liddell_2102_assignsubmission_file_x.ipynb").write_text("{}")
+    (moodle / "Alice Liddell_2102_assignsubmission_file_mine.ipynb").write_text("{}")
+    files, _ = lms.read_moodle(moodle)
+    assert files["2101"].name == "Zainab Usman" and [p.name for p in files["2102"].others] == []
+    assert files["2102"].path.name == "Alice Liddell_2102_assignsubmission_file_mine.ipynb"
+    canvas = tmp_path / "canvas"
+    canvas.mkdir()
+    (canvas / f"usmanzainab_31022_6789160_liddellalice_31023_9999999_{A}.ipynb").write_text("{}")
+    files, _ = lms.read_canvas(canvas, A)
+    assert list(files) == ["31022"] and files["31022"].attempt == 6789160
+    # a second notebook uploaded later (scratch work) does not replace the assignment's
+    (canvas / f"usmanzainab_31022_6789170_{A}.ipynb").write_text("{}")
+    (canvas / "usmanzainab_31022_6789180_scratch.ipynb").write_text("{}")
+    files, _ = lms.read_canvas(canvas, A)
+    assert files["31022"].attempt == 6789170 and len(files["31022"].others) == 2
+    assert lms.normal_name("Doe,  Jane") == lms.normal_name("jane doe")
+
+
 # ------------------------------------------------------------------ the whole term, replayed
 def _chromium():
     import os

@@ -10,8 +10,8 @@ column never silently drops extensions. Errors name the file and line.
 An LMS's own export is read as it is downloaded, recognised by its header (lms.py lists
 them): Canvas's gradebook export (id: SIS User ID, else SIS Login ID, else Canvas's ID;
 lms_id: Canvas's ID), Moodle's grading worksheet (id: the e-mail address; lms_id: the
-participant number of "Participant N") and Moodle's gradebook export (id: the e-mail
-address). Extensions then come from term.toml's roster, not from these files: Canvas has
+participant number of "Participant N") and Moodle's gradebook export or participants table
+(id: the e-mail address). Extensions then come from term.toml's roster, not from these files: Canvas has
 already applied its own to its LATE marker.
 """
 from __future__ import annotations
@@ -146,11 +146,11 @@ def _lms_roster(path: Path, rows: list[list[str]]) -> Roster | None:
                 continue
             email = cell(row, "Email address")
             students.append(Student(email or f"participant-{number}", cell(row, "Full name"), email, None, number))
-    elif {"First name", "Last name", "Email address"} <= set(col):
-        kind = "Moodle gradebook export"
+    elif "Email address" in col and ({"First name", "Last name"} <= set(col) or "Full name" in col):
+        kind = "Moodle export"          # the gradebook's plain-text export, or the participants table
         for row in rows[1:]:
             email = cell(row, "Email address")
-            name = f"{cell(row, 'First name')} {cell(row, 'Last name')}".strip()
+            name = cell(row, "Full name") or f"{cell(row, 'First name')} {cell(row, 'Last name')}".strip()
             if not email and not name:
                 continue
             students.append(Student(email or cell(row, "ID number") or name, name, email))

@@ -212,6 +212,9 @@ def test_lms_rosters_are_read_as_downloaded(tmp_path):
                                      "Assignment: Similarity (Real),Last downloaded from this course\n"
                                      "Zainab,Usman,,,,zusman@example.org,-,1742000000\n")
     assert read_roster(tmp_path / "gb.csv")["zusman@example.org"].name == "Zainab Usman"
+    (tmp_path / "participants.csv").write_text("Full name,Email address,Roles,Groups,Last access to course\n"
+                                               "Zainab Usman,zusman@example.org,Student,No groups,2 days\n")
+    assert read_roster(tmp_path / "participants.csv")["zusman@example.org"].name == "Zainab Usman"
 
 
 def test_a_misspelt_assignment_in_the_term_is_refused_with_the_nearest_name(tmp_path):

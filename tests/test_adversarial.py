@@ -601,6 +601,20 @@ try:
 except OSError:
     pass
 subprocess.Popen(["sleep", "1000"], start_new_session=True)
+# what the kernel keeps beyond files and processes: System V shared memory, message queues and
+# semaphores, a POSIX message queue, keys in the session, user and user-session keyrings
+import ctypes as _ct, platform as _pf
+_libc = _ct.CDLL(None, use_errno=True)
+for _get, _args in ((_libc.shmget, (4096,)), (_libc.msgget, ()), (_libc.semget, (1,))):
+    _get(0x5EED, *_args, 0o1000 | 0o666)
+try:
+    _ct.CDLL("librt.so.1", use_errno=True).mq_open(b"/left-behind", os.O_CREAT | os.O_RDWR, 0o666, None)
+except OSError:
+    pass
+_ADD_KEY = {"x86_64": 248, "aarch64": 217}.get(_pf.machine())
+if _ADD_KEY:
+    for _ring in (-3, -4, -5):
+        _libc.syscall(_ADD_KEY, b"user", b"left-behind", b"for the next student", 20, _ring)
 """
 
 ISOLATION_PROBE = """
@@ -619,6 +633,22 @@ _own = {1, os.getpid(), os.getppid()}
 _others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in _own
            and open(f"/proc/{p}/cmdline", "rb").read() != b"cat\\0"]
 _clean &= not _others
+import ctypes as _ct, platform as _pf
+for _kind in ("shm", "msg", "sem"):                          # System V objects of this IPC namespace
+    try:
+        _clean &= not [l for l in open(f"/proc/sysvipc/{_kind}").read().splitlines()[1:] if l.strip()]
+    except OSError:
+        pass
+_libc = _ct.CDLL(None, use_errno=True)
+_clean &= all(_get(0x5EED, *_args, 0o666) == -1 for _get, _args in
+              ((_libc.shmget, (4096,)), (_libc.msgget, ()), (_libc.semget, (1,))))
+try:
+    _clean &= _ct.CDLL("librt.so.1", use_errno=True).mq_open(b"/left-behind", os.O_RDONLY) == -1
+except OSError:
+    pass
+_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(_pf.machine())
+if _KEYCTL:                                                   # KEYCTL_SEARCH: -1 when not found
+    _clean &= all(_libc.syscall(_KEYCTL, 10, _ring, b"user", b"left-behind", 0) == -1 for _ring in (-3, -4, -5))
 """
 
 HONEST_FORMS = """
@@ -728,7 +758,8 @@ HARDENED = [
     Case("Doe, Jane_123_assignsubmission_file_", lambda f, c: write(f, base_notebook()), MAX, MAX, None,
          "an LMS-style folder name, honest"),
     Case("a_litterbug", answer_case(LITTERBUG + correct_code()), MAX, MAX, "starts processes",
-         "graded first in its worker: leaves files, a locked folder, a full scratch space and a process"),
+         "graded first in its worker: leaves files, a locked folder, a full scratch space, a process, "
+         "System V and POSIX IPC objects and keys in its keyrings"),
     Case("zz_isolation_probe", answer_case(ISOLATION_PROBE + correct_code() + "\nif not _clean:\n"
                                            + "\n".join("    " + ln for ln in WRONG.splitlines())), MAX, MAX,
          "lists directories", "graded after the attackers: correct only if it sees none of their traces"),

@@ -11,8 +11,9 @@ process, the first process of a new PID namespace, which:
   * answers the grader's requests: call a graded function on given inputs, run a probe,
     fetch a value. Results go back as plain data (autograder.sandbox.protocol).
 Each submission lives in namespaces of its own (see `_isolate`): its processes form one
-PID namespace that ends as a whole, and its scratch space and /dev/shm are fresh tmpfs
-mounts that vanish with it, so the next submission starts clean whatever this one did.
+PID namespace that ends as a whole, its IPC objects one IPC namespace, and its scratch space
+and /dev/shm are fresh tmpfs mounts that vanish with it; its uid's keyrings are emptied
+before it starts (`_fresh_keyrings`). So the next submission starts clean whatever this one did.
 Nothing here decides a grade: the grader compares the results in its own process.
 """
 from __future__ import annotations
@@ -99,7 +100,7 @@ def check_call(result: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWIPC = 0x00020000, 0x20000000, 0x08000000
 
 
 class _PidNamespaces:
@@ -137,8 +138,9 @@ class _PidNamespaces:
 
 def _isolate(scratch_bytes: int) -> None:
     """Give this process (the first of a submission's PID namespace) and what it starts a
-    mount namespace of its own, with a fresh, empty scratch space, /dev/shm and a /proc that
-    shows only this namespace's processes. When this process ends, the kernel ends every
+    mount namespace and an IPC namespace of their own (System V shared memory, message queues
+    and semaphores, POSIX message queues: none a previous submission made), with a fresh,
+    empty scratch space, /dev/shm and a /proc that shows only this namespace's processes. When this process ends, the kernel ends every
     process of the namespace, and the scratch space disappears with the last of them:
     nothing one submission leaves behind, files or processes, can reach the next."""
     import ctypes
@@ -146,7 +148,7 @@ def _isolate(scratch_bytes: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     ms_nosuid, ms_nodev, ms_noexec, ms_rec, ms_private = 2, 4, 8, 16384, 1 << 18
 
-    check_call(libc.unshare(CLONE_NEWNS), "unshare (a mount namespace)")
+    check_call(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare (mount and IPC namespaces)")
     check_call(libc.mount(b"none", b"/", None, ms_rec | ms_private, None), "making mounts private")
     options = f"size={int(scratch_bytes)},mode=1777".encode()
     check_call(libc.mount(b"tmpfs", SCRATCH["root"].encode(), b"tmpfs", ms_nosuid | ms_nodev, options),
@@ -224,6 +226,8 @@ def _apply_limits(limits: dict, uid: int | None) -> None:
         os.setgid(uid)
         os.setuid(uid)          # from root to uid: every capability is gone
         _set_dumpable()
+    if SCRATCH["sandboxed"]:        # never the keys of whoever runs an unsafe, unsandboxed grading
+        _fresh_keyrings(clear=uid is not None)
     mem = int(limits["memory_bytes"])
     cpu = int(limits["cpu_seconds"])
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
@@ -237,6 +241,31 @@ def _apply_limits(limits: dict, uid: int | None) -> None:
         # The first process of a PID namespace is spared the signals that would end it by
         # default (SIGKILL and the kernel's faults aside): at the CPU limit, end as SIGXCPU would.
         signal.signal(signal.SIGXCPU, _cpu_limit_reached)
+
+
+# keyctl(2) and its operations: the kernel's keyrings are not in any namespace a fork can make
+_KEYCTL = {"x86_64": 250, "aarch64": 219, "i686": 288, "armv7l": 311}
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR = 1, 7
+KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
+
+
+def _fresh_keyrings(clear: bool) -> None:
+    """A new session keyring for this submission; and with `clear` (as root, where every
+    submission of a worker runs as that worker's uid), the uid's user and user-session
+    keyrings emptied: they belong to the uid, not to a process, and outlive the previous
+    submission. Without root each submission has a user namespace of its own, whose user
+    keyrings are its own (Linux 5.3 and later), and the uid is the instructor's: never emptied.
+    Where keyctl is refused (a seccomp filter, no keyrings), no submission can use keyrings."""
+    import ctypes
+    import platform
+
+    number = _KEYCTL.get(platform.machine())
+    if number is None:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)
+    for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING) if clear else ():
+        libc.syscall(number, KEYCTL_CLEAR, ring)
 
 
 def _cpu_limit_reached(signum, frame):

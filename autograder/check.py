@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import course
 from .notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, load_source, nbgrader_meta,
-                       parse_notebook, read_notebook, read_regular_file, source_imports)
+                       parse_notebook, read_notebook, read_regular_file, read_submission, source_imports)
 from .testcells import TestResult, compile_cell, run_test_cells
 
 
@@ -151,7 +151,7 @@ def check_student(notebook: str | Path, assignment: str | None = None, *,
                   no_sandbox: bool = False) -> StudentCheck:
     """Run the visible tests of a student's notebook with the published inputs."""
     path = Path(notebook)
-    data = read_regular_file(path)
+    data, _ = read_submission(path)       # a notebook with huge outputs is read without them
     nb = parse_notebook(data, path.name)
     assignment = assignment or recognise_assignment(nb, path.name)
     source_path = course.source_notebook(assignment)

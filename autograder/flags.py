@@ -16,6 +16,8 @@ _MESSAGES = {
     "several-notebooks": ("{count} notebooks and none is the only {assignment}.ipynb: submit exactly one notebook", True),
     "not-a-file": ("{what}: only regular files inside the student's own folder are graded", True),
     "corrupt": ("corrupt notebook: {detail}", True),
+    "too-large": ("{detail}: clear its outputs (Kernel > Restart Kernel and Clear Outputs), save and submit "
+                  "again", True),
     "other-assignment": ("not a {assignment} notebook (none of its cells belong to this assignment)", True),
     "duplicate-id": ("two submissions have the student id {student!r}: only the first was graded", True),
     # what the student changed

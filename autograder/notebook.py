@@ -296,6 +296,96 @@ def read_regular_file(path: str | Path, limit: int = MAX_NOTEBOOK_BYTES) -> byte
     return data
 
 
+# A submission larger than MAX_NOTEBOOK_BYTES (long printed outputs, large embedded figures)
+# is read up to this size with its outputs left out: they are never graded.
+MAX_SUBMISSION_BYTES = 1 << 30
+_SKIPPED_KEYS = {b"outputs": b"[]", b"attachments": b"{}"}
+_STRUCTURE = re.compile(rb'["\[\]{}:]')
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.S)   # from after an opening quote to the closing one
+# inside a skipped value: everything up to the next bracket outside a string, in one match
+_SKIP_RUN = re.compile(rb'(?:[^"\[\]{}]+|"[^"\\]*(?:\\.[^"\\]*)*")*', re.S)
+
+
+def without_outputs(data) -> bytes:
+    """A notebook's JSON bytes (any bytes-like object: a memory map of a large file) with every
+    cell's "outputs" replaced by [] and "attachments" by {}, in one pass, in memory bounded by
+    what is kept: the cells' sources and metadata. Inside a skipped value, everything between
+    two brackets (strings included) is passed in one regular expression match. Malformed JSON is returned as far as it could be followed, for the
+    parser to refuse."""
+    kept: list[bytes] = []
+    size, depth, pos, copy_from, skip_depth, last_string = 0, 0, 0, 0, None, None
+    while True:
+        m = _STRUCTURE.search(data, pos)
+        if m is None:
+            break
+        token, pos = m.group(), m.end()
+        if token == b'"':
+            end = _STRING_REST.match(data, pos)
+            if end is None:
+                break                                   # an unterminated string: malformed
+            last_string = bytes(data[pos:end.end() - 1]) if end.end() - pos <= 32 else None
+            pos = end.end()
+            continue
+        if skip_depth is not None:
+            if token in (b"[", b"{"):
+                depth += 1
+            elif token in (b"]", b"}"):
+                depth -= 1
+                if depth == skip_depth:
+                    skip_depth, copy_from = None, pos
+                    continue
+            pos = _SKIP_RUN.match(data, pos).end()    # strings and text up to the next bracket
+            continue
+        if token == b":":
+            if depth == 3 and last_string in _SKIPPED_KEYS:
+                # a cell's "outputs" or "attachments": keep up to the colon, then the empty value
+                piece = bytes(data[copy_from:pos]) + _SKIPPED_KEYS[last_string]
+                kept.append(piece)
+                size += len(piece)
+                if size > MAX_NOTEBOOK_BYTES:
+                    raise NotebookError(f"its code and text alone are larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
+                skip_depth, copy_from = depth, None
+            continue
+        depth += 1 if token in (b"[", b"{") else -1
+        last_string = None
+    if copy_from is not None:
+        kept.append(bytes(data[copy_from:]))
+    return b"".join(kept)
+
+
+def read_submission(path: str | Path) -> tuple[bytes, int]:
+    """A student's notebook: its bytes, or, when it is larger than MAX_NOTEBOOK_BYTES (and at
+    most MAX_SUBMISSION_BYTES), its bytes without outputs, read through a memory map; and its
+    size on disk. A FIFO, a device or a symlink is never read."""
+    import mmap
+
+    path = Path(path)
+    try:
+        return (data := read_regular_file(path)), len(data)
+    except NotebookError:
+        pass
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise NotebookError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotebookError(f"{path.name} is not a regular file")
+        if info.st_size > MAX_SUBMISSION_BYTES:
+            raise TooLarge(f"{path.name} is {info.st_size / (1 << 20):.0f} MiB, more than the "
+                           f"{MAX_SUBMISSION_BYTES >> 20} MiB a notebook may be")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            try:
+                return without_outputs(view), info.st_size
+            except NotebookError as exc:
+                raise TooLarge(f"{path.name}: {exc}") from None
+
+
+class TooLarge(NotebookError):
+    """A notebook too large to grade even without its outputs."""
+
+
 def read_notebook(path: str | Path):
     """Read and validate a notebook; any problem becomes one NotebookError line."""
     path = Path(path)

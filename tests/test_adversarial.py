@@ -729,6 +729,26 @@ def _big_int(folder, ctx):
                                       + "7" * 5000 + "}")
 
 
+def _big_outputs(folder, ctx):
+    """A correct notebook with 60 MB of outputs: printed training logs and large figures, as real
+    submissions have. Outputs are never graded."""
+    nb = base_notebook()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout",
+                                                   text="epoch 1 [loss]: {0.5} \"ok\"\n" * 20000),
+                            nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo" * 320000})]
+    write(folder, nb)
+    assert (folder / f"{A}.ipynb").stat().st_size > 60 << 20
+
+
+def _sparse_giant(folder, ctx):
+    """A notebook file of 1.1 GiB (sparse: no disk used): too large even to read past."""
+    folder.mkdir(parents=True)
+    with open(folder / f"{A}.ipynb", "wb") as f:
+        f.truncate(int(1.1 * (1 << 30)))
+
+
 HARDENED = [
     Case("zeroes_inputs", answer_case(ZEROES_INPUTS), 0.0, 0.0, "modified its input in place",
          "zeroes its inputs (through a view, too) and returns what fits zeros"),
@@ -747,6 +767,9 @@ HARDENED = [
     Case("json_100000_deep", _deep_json, 0.0, 0.0, "nests more than", "notebook JSON nested 100,000 deep"),
     Case("json_5000_digit_int", _big_int, 0.0, 0.0, "corrupt notebook", "a 5,000-digit integer in the JSON"),
     Case("grade_id_is_a_list", _list_grade_id, MAX, MAX, "metadata removed", "a grade_id that is a list"),
+    Case("big_outputs", _big_outputs, MAX, MAX, None, "correct, with 60 MB of outputs: read without them"),
+    Case("sparse_giant", _sparse_giant, 0.0, 0.0, "more than the 1024 MiB a notebook may be",
+         "a 1.1 GiB notebook file: refused with a flag saying so, not read"),
     Case("lone_surrogate", _surrogate, 6.0, 6.0, "a code cell raised ValueError",
          "an exception message with a lone surrogate"),
     Case("forged_fatal", answer_case(FORGED_FATAL.replace("{correct}", correct_code())), 0.0, 0.0,

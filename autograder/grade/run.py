@@ -26,7 +26,7 @@ from pathlib import Path
 from .. import course
 from ..flags import Flag, flag
 from . import digest, forkserver, student_salt
-from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, read_regular_file, source_imports
+from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, source_imports
 from ..sandbox.host import Limits, bwrap_path, remove_stale_cgroups
 from ..submissions import Submission, collect
 from ..workspace import Workspace
@@ -302,8 +302,12 @@ def _read(sub: Submission) -> tuple[bytes | None, Flag | None]:
     """The submission's bytes, read once, here, from a regular file of the student's own."""
     if sub.problem is not None or sub.notebook is None:
         return None, sub.problem or flag("no-notebook")
+    from ..notebook import TooLarge, read_submission
+
     try:
-        return read_regular_file(sub.notebook), None
+        return read_submission(sub.notebook)[0], None     # outputs left out of a very large one
+    except TooLarge as exc:
+        return None, flag("too-large", detail=str(exc))
     except NotebookError as exc:
         return None, flag("corrupt", detail=str(exc))
 

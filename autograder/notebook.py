@@ -10,6 +10,7 @@ import os
 import re
 import stat
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -276,10 +277,10 @@ MAX_NOTEBOOK_BYTES = 32 << 20
 MAX_JSON_DEPTH = 64
 
 
-def read_regular_file(path: str | Path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
-    """The bytes of a regular file, read without following a symlink at the last step and
-    without blocking on a FIFO or device; larger than `limit` is an error."""
-    path = Path(path)
+@contextmanager
+def _open_regular(path: Path):
+    """An open regular file and its status, opened without following a symlink at the last
+    step and without blocking on a FIFO or device."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
@@ -288,6 +289,13 @@ def read_regular_file(path: str | Path, limit: int = MAX_NOTEBOOK_BYTES) -> byte
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise NotebookError(f"{path.name} is not a regular file")
+        yield f, info
+
+
+def read_regular_file(path: str | Path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
+    """The bytes of a regular file (`_open_regular`); larger than `limit` is an error."""
+    path = Path(path)
+    with _open_regular(path) as (f, info):
         if info.st_size > limit:
             raise NotebookError(f"{path.name} is larger than {limit >> 20} MiB")
         data = f.read(limit + 1)
@@ -364,14 +372,7 @@ def read_submission(path: str | Path) -> tuple[bytes, int]:
         return (data := read_regular_file(path)), len(data)
     except NotebookError:
         pass
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        raise NotebookError(f"cannot read {path.name}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise NotebookError(f"{path.name} is not a regular file")
+    with _open_regular(path) as (f, info):
         if info.st_size > MAX_SUBMISSION_BYTES:
             raise TooLarge(f"{path.name} is {info.st_size / (1 << 20):.0f} MiB, more than the "
                            f"{MAX_SUBMISSION_BYTES >> 20} MiB a notebook may be")

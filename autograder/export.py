@@ -53,7 +53,7 @@ def _num(x: float) -> str:
 def _class(gb, assignment: str, roster) -> tuple[list[dict], list[str], dict]:
     """The students to export (in order), the graded ids left out (not on the roster), and
     the assignment's tests and maximum."""
-    from .gradebook import assignment_info, standings, students
+    from .gradebook import assignment_info, book_id, standings, students
 
     info = assignment_info(gb, assignment)
     try:                                         # the notebook's order of tests, if it is here
@@ -64,12 +64,12 @@ def _class(gb, assignment: str, roster) -> tuple[list[dict], list[str], dict]:
     stand = standings(gb, assignment)
     known = students(gb)
     ids = list(roster) if roster is not None else sorted(known)
-    left_out = sorted(set(stand) - set(ids))
+    left_out = sorted(set(stand) - {book_id(i) for i in ids})
     rows = []
     for sid in ids:
-        person = known.get(sid, {})
+        person = known.get(book_id(sid), {})
         entry = roster.get(sid) if roster is not None else None
-        s = stand.get(sid)
+        s = stand.get(book_id(sid))
         rows.append({
             "id": sid,
             "first_name": (entry.first_name if entry else "") or person.get("first_name", ""),

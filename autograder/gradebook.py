@@ -170,6 +170,21 @@ def ensure_assignment(gb: Gradebook, assignment: str, source: SourceNotebook,
     _retrying(gb, f"the assignment {assignment}", write)
 
 
+BOOK_ID_CHARS = 128       # nbgrader's Student.id is a String(128): PostgreSQL holds it to that
+
+
+def book_id(student: str) -> str:
+    """The gradebook's id of a student: the id itself, or for an id longer than nbgrader's
+    column (a folder name may have 255 bytes), its first 117 characters, "~" and 10 hex digits
+    of its hash: the same for the same id in every run, and never another student's. Results,
+    grades.csv and feedback keep the whole id; every call here maps it the same way."""
+    if len(student) <= BOOK_ID_CHARS:
+        return student
+    import hashlib
+
+    return f"{student[:BOOK_ID_CHARS - 11]}~{hashlib.sha256(student.encode('utf-8', 'replace')).hexdigest()[:10]}"
+
+
 def add_students(gb: Gradebook, roster) -> None:
     """Every student on the roster, with name, e-mail and LMS id, so `nbgrader export` and
     formgrader list them (a student who submitted nothing scores 0 there)."""
@@ -178,7 +193,7 @@ def add_students(gb: Gradebook, roster) -> None:
             for s in roster.values():
                 fields = {"first_name": s.first_name[:128] or None, "last_name": s.last_name[:128] or None,
                           "email": s.email[:128] or None, "lms_user_id": s.lms_id[:128] or None}
-                gb.update_or_create_student(s.id, **{k: v for k, v in fields.items() if v is not None})
+                gb.update_or_create_student(book_id(s.id), **{k: v for k, v in fields.items() if v is not None})
         gb.db.commit()
 
     _retrying(gb, "the roster's students", write)
@@ -209,7 +224,7 @@ def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tup
         from sqlalchemy import insert
         from sqlalchemy.orm import selectinload
 
-        ids = [result["student"] for result, _ in results]
+        ids = [book_id(result["student"]) for result, _ in results]
         found, names = _cell_names(gb, assignment)
         if found is None and results:
             raise MissingEntry(f"no assignment {assignment} in the gradebook")
@@ -224,7 +239,7 @@ def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tup
                 gb.add_student(student)
             gb.db.flush()
             for result, fresh in results:
-                student = result["student"]
+                student = book_id(result["student"])
                 if student in submissions:
                     _write_scores(submissions[student], notebook, names, result, fresh)
                 else:
@@ -252,7 +267,7 @@ def _new_submission_rows(found, notebook: str, names: dict[str, str], results):
     for result in results:
         scores = {t["grade_id"]: t["points"] for t in result["tests"]}
         submission = new_uuid()
-        assignments.append({"id": submission, "assignment_id": found.id, "student_id": result["student"],
+        assignments.append({"id": submission, "assignment_id": found.id, "student_id": book_id(result["student"]),
                             "timestamp": None, "extension": None})
         for nb in found.notebooks:
             graded, row = nb.name == notebook, new_uuid()
@@ -321,9 +336,10 @@ def apply_late_policy(gb: Gradebook, assignment: str, notebook: str,
     plugin = LatePenalty.of(policy)
 
     def write():
-        found = {s.student_id: s for s in (
+        by_book = {book_id(student): student for student in times}
+        found = {by_book[s.student_id]: s for s in (
             gb.db.query(SubmittedAssignment).join(Assignment)
-            .filter(Assignment.name == assignment, SubmittedAssignment.student_id.in_(list(times)))
+            .filter(Assignment.name == assignment, SubmittedAssignment.student_id.in_(list(by_book)))
             .options(selectinload(SubmittedAssignment.notebooks)))}
         for student, (submitted_at, extension) in times.items():
             if student not in found:
@@ -369,7 +385,7 @@ def standings(gb: Gradebook, assignment: str, students=None) -> dict[str, dict]:
     """{student: what the gradebook holds for this assignment}: per test the score that counts
     (a manual score over the automatic one) and whether it was set by hand, the total, the
     late penalty, the score after it (as `nbgrader export` computes it) and the timestamp.
-    Every student's, or only those of `students`."""
+    Every student's (by the gradebook's ids), or only those of `students` (by their ids)."""
     from nbgrader.api import SubmittedAssignment, SubmittedNotebook
     from sqlalchemy.orm import selectinload, undefer
 
@@ -378,8 +394,10 @@ def standings(gb: Gradebook, assignment: str, students=None) -> dict[str, dict]:
     if found is None:
         return out
     subs = gb.db.query(SubmittedAssignment).filter(SubmittedAssignment.assignment_id == found.id)
+    whole = {}                       # the gradebook's id -> the id asked for (book_id)
     if students is not None:
-        subs = subs.filter(SubmittedAssignment.student_id.in_(list(students)))
+        whole = {book_id(student): student for student in students}
+        subs = subs.filter(SubmittedAssignment.student_id.in_(list(whole)))
     subs = (subs
             .options(undefer(SubmittedAssignment.score), undefer(SubmittedAssignment.late_submission_penalty),
                      selectinload(SubmittedAssignment.notebooks).selectinload(SubmittedNotebook.grades),
@@ -398,7 +416,7 @@ def standings(gb: Gradebook, assignment: str, students=None) -> dict[str, dict]:
         penalty = float(sub.late_submission_penalty or 0.0)
         raw = float(sub.score)
         late = float(sub.total_seconds_late) if sub.assignment.duedate is not None else 0.0
-        out[sub.student_id] = {"tests": tests, "manual": manual, "comments": comments,
+        out[whole.get(sub.student_id, sub.student_id)] = {"tests": tests, "manual": manual, "comments": comments,
                                "raw_score": raw, "penalty": penalty,
                                "score": max(0.0, raw - penalty), "timestamp": sub.timestamp,
                                "extension": sub.extension, "seconds_late": late}

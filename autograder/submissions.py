@@ -75,10 +75,11 @@ def workspace_name(student: str) -> str:
 
 
 def student_id(name: str) -> str:
-    """A folder name as a student id: printable, valid text, at most 128 characters."""
+    """A folder name as a student id: printable, valid text, whole (a file system allows 255
+    bytes; the gradebook's shorter column is gradebook.book_id's concern)."""
     text = name.encode("utf-8", "replace").decode("utf-8")
     text = "".join(ch if ch.isprintable() else "?" for ch in text).strip()
-    return text[:128] or "?"
+    return text[:255] or "?"
 
 
 def unpack_zip(path: Path, into: Path) -> Path:

@@ -742,6 +742,9 @@ def _big_outputs(folder, ctx):
     assert (folder / f"{A}.ipynb").stat().st_size > 60 << 20
 
 
+LONG_NAME = ("a folder name as long as a student may make it " * 5)[:200].strip()
+
+
 def _sparse_giant(folder, ctx):
     """A notebook file of 1.1 GiB (sparse: no disk used): too large even to read past."""
     folder.mkdir(parents=True)
@@ -768,6 +771,8 @@ HARDENED = [
     Case("json_5000_digit_int", _big_int, 0.0, 0.0, "corrupt notebook", "a 5,000-digit integer in the JSON"),
     Case("grade_id_is_a_list", _list_grade_id, MAX, MAX, "metadata removed", "a grade_id that is a list"),
     Case("big_outputs", _big_outputs, MAX, MAX, None, "correct, with 60 MB of outputs: read without them"),
+    Case(LONG_NAME, lambda f, c: write(f, base_notebook()), MAX, MAX, None,
+         "honest, in a folder whose name has 200 characters: reported under that name"),
     Case("sparse_giant", _sparse_giant, 0.0, 0.0, "more than the 1024 MiB a notebook may be",
          "a 1.1 GiB notebook file: refused with a flag saying so, not read"),
     Case("lone_surrogate", _surrogate, 6.0, 6.0, "a code cell raised ValueError",
@@ -817,6 +822,21 @@ class _Listener:
                 pass
 
 
+def _contents(folder: Path) -> dict:
+    """{file: its sha256}: a submission folder's contents, a 1.1 GiB file included, in little memory."""
+    import hashlib
+
+    out = {}
+    for p in folder.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            h = hashlib.sha256()
+            with open(p, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            out[p] = h.hexdigest()
+    return out
+
+
 @pytest.fixture(scope="module", params=["root", "without-root"])
 def graded(request, tmp_path_factory):
     """Every case graded in one run, as root (each submission its own uid and namespaces in
@@ -837,7 +857,7 @@ def graded(request, tmp_path_factory):
            "env_secret": "pg-password-" + os.urandom(8).hex()}
     for case in CASES:
         case.build(subs / case.name, ctx)
-    before = {p: p.read_bytes() for p in subs.rglob("*") if p.is_file()}
+    before = _contents(subs)
     # One worker: the honest controls (zz_*) are graded after every attacker, by the same
     # worker, so anything an attacker leaves behind would reach them.
     proc = run_grade(A, subs, ws, "--workers", "1", "--timeout", "15", check=False, timeout=1500,
@@ -867,10 +887,24 @@ def test_outcome(graded, case):
         assert result["flags"] == [], f"an honest submission was flagged: {result['flags']}"
 
 
+def test_a_long_folder_name_is_reported_under_its_own_name(graded):
+    """grades.csv and the results name the student by the whole folder name; the gradebook,
+    whose column holds 128 characters, by gradebook.book_id of it, with the same score."""
+    from autograder.gradebook import book_id, open_gradebook, scores
+
+    rows = {r["student"]: r for r in read_csv(graded["ws"], A)}
+    assert len(LONG_NAME) == 200 and float(rows[LONG_NAME]["score"]) == MAX
+    assert graded["results"][LONG_NAME]["student"] == LONG_NAME
+    with open_gradebook(f"sqlite:///{graded['ws'] / 'gradebook.db'}") as gb:
+        in_book = scores(gb, A)
+    assert len(book_id(LONG_NAME)) == 128 and in_book[book_id(LONG_NAME)] == MAX
+    assert set(in_book) == {book_id(r["student"]) for r in graded["results"].values()}
+
+
 @needs_sandbox
 def test_nothing_escaped_the_sandbox(graded):
     assert graded["connections"] == 0, "a submission reached a server on the host"
-    after = {p: p.read_bytes() for p in graded["subs"].rglob("*") if p.is_file()}
+    after = _contents(graded["subs"])
     changed = sorted(str(p) for p in set(after) | set(graded["before"]) if after.get(p) != graded["before"].get(p))
     assert not changed, f"a submission changed files in the submissions folder: {changed}"
     db = sqlite3.connect(graded["ws"] / "gradebook.db")

@@ -19,6 +19,7 @@ from autograder.flags import exception_name, flag
 from autograder.grade import student_salt
 from autograder.notebook import NotebookError, parse_notebook, read_regular_file, strip_hidden
 from autograder.submissions import collect, workspace_name
+from tests.conftest import needs_sandbox
 
 
 # ------------------------------------------------------------------ the wire format
@@ -723,3 +724,35 @@ def test_the_bench_fits_its_line_through_each_class_sizes_median():
     assert medians(rounds) == line
     fixed, marginal = fit(medians(rounds))
     assert abs(fixed - 2.5) < 1e-9 and abs(marginal - 0.05) < 1e-12
+
+
+@needs_sandbox
+def test_a_write_into_an_array_inside_an_argument_is_caught(tmp_path):
+    """Issue 27, item 4: an encoder_block that answers right, then writes into params["W_q"]
+    (an array inside a dict argument) is flagged and loses the points of every test that
+    calls it; only top-level array arguments were compared before."""
+    import nbformat
+
+    from tests.conftest import read_results, run_grade, source_path
+
+    chapter = "10_transformer_block"
+    nb = nbformat.read(str(source_path(chapter)), as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "encoder_block")
+    cell.source = cell.source.replace("def encoder_block(", "def _encoder_block(", 1) + '''
+
+def encoder_block(x, params, num_heads, norm_first=False, mask=None):
+    y = _encoder_block(x, params, num_heads, norm_first, mask)
+    params["W_q"] *= 2.0          # folds something into the caller's weights, after answering
+    return y
+'''
+    for name, notebook in {"writer": nb, "honest": nbformat.read(str(source_path(chapter)), as_version=4)}.items():
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        nbformat.write(notebook, str(tmp_path / "subs" / name / f"{chapter}.ipynb"))
+    run_grade(chapter, tmp_path / "subs", tmp_path / "ws")
+    results = read_results(tmp_path / "ws", chapter)
+    assert results["honest"]["score"] == results["honest"]["max_score"] and not results["honest"]["flags"]
+    writer = results["writer"]
+    assert any(f["code"] == "inputs-modified" for f in writer["flags"]), writer["flags"]
+    failed = [t for t in writer["tests"] if not t["passed"]]
+    assert failed and all("modified its input" in t["message"] for t in failed if "encoder" in t["grade_id"])
+    assert writer["score"] < writer["max_score"]

@@ -210,12 +210,28 @@ def _arguments(header: dict, blobs: list[bytes]) -> tuple[list, dict]:
     return protocol.decode(header["args"], blobs), protocol.decode(header["kwargs"], blobs)
 
 
+def _holds_data(value, depth: int = 0) -> bool:
+    """An array, or a dict, list or tuple with one somewhere inside (what a call's arguments
+    are made of, as the grader sent them)."""
+    if depth > 32:
+        return False
+    if _is_array(value):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_data(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_data(v, depth + 1) for v in value)
+    return False
+
+
 def _call(ns: dict, header: dict, blobs: list[bytes]):
     fn = _target(ns, header["name"])
     args, kwargs = _arguments(header, blobs)
     result = fn(*args, **kwargs)
-    after = [a if _is_array(a) else None for a in args]
-    after_kw = {k: v for k, v in kwargs.items() if _is_array(v)}
+    # every argument that holds data comes back as it is now, containers and all: the grader
+    # compares each array in it with what it sent (a write into params["W_q"] counts)
+    after = [a if _holds_data(a) else None for a in args]
+    after_kw = {k: v for k, v in kwargs.items() if _holds_data(v)}
     value, out = protocol.encode({"result": result, "args": after, "kwargs": after_kw})
     return {"ok": True, "value": value}, out
 

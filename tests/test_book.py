@@ -56,10 +56,11 @@ def test_chapter_executed_with_figures_and_no_errors(build, chapter):
 # A chapter should execute well under 60 s on a quiet machine. Seconds are measured and printed
 # (at the end of the pytest run, and in _build/execution_times.txt), never asserted against 60:
 # CI builds the book while the other pytest worker grades, and a loaded machine stretched
-# chapter 11 to 61.4 s once. What is asserted is the chapter's share of the whole book's
-# execution, which load stretches alike: a chapter that outgrows its share fails on any
-# machine, a busy one stays green.
+# chapter 11 to 61.4 s once. A chapter fails only when it is over 60 s *and* over a quarter
+# of the book's execution: load stretches every chapter's seconds, and, where it changes during
+# the build, the shares of some; a chapter both slow and out of proportion fails on any machine.
 MAX_SHARE = 0.25
+QUIET_BUDGET = 60
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +84,11 @@ def test_chapter_execution_is_measured_and_in_proportion(execution_seconds, chap
     seconds = execution_seconds[chapter]
     assert seconds is not None, f"{chapter} has no execution record"
     share = seconds / sum(execution_seconds.values())
-    assert share <= MAX_SHARE, (f"{chapter} took {seconds:.1f} s, {share:.0%} of the book's execution "
-                                f"(at most {MAX_SHARE:.0%}): make it faster")
+    # Both: a loaded machine stretches seconds, and, where the load changed during the build,
+    # one chapter's share; a chapter that is slow and out of proportion is slow on any machine.
+    assert seconds <= QUIET_BUDGET or share <= MAX_SHARE, (
+        f"{chapter} took {seconds:.1f} s, {share:.0%} of the book's execution (a chapter may take more than "
+        f"{QUIET_BUDGET} s only while it is at most {MAX_SHARE:.0%} of the book): make it faster")
 
 
 def _normalise(text: str) -> str:

@@ -60,6 +60,10 @@ def pages() -> list[str]:
 PAGES = pages()
 
 
+def _chapter(path: str) -> bool:
+    return re.match(r"book/\d\d_", path) is not None
+
+
 def _fresh() -> bool:
     """The built book is newer than everything it is built from."""
     index = HTML / "index.html"
@@ -198,7 +202,7 @@ def test_images_load_and_are_described(visits, path):
     v = visits(path)
     images = v.page.evaluate("""() => Array.from(document.images).map(i => ({
         src: i.getAttribute('src'), alt: i.getAttribute('alt') || '', loaded: i.complete && i.naturalWidth > 0}))""")
-    if path.startswith("book/") and path != "book/index.html":
+    if _chapter(path):
         assert len(images) >= 2, f"{path}: fewer than two figures"
     for img in images:
         assert img["loaded"], f"{path}: image did not load: {img['src'][:120]}"
@@ -297,6 +301,8 @@ def test_page_header_title_what_you_will_learn_and_download(visits, path):
     title = re.search(r"^title: \"?([^\"\n]+)", (ROOT / "_config.yml").read_text(), re.M).group(1)
     assert v.page.locator(".navbar-brand .logo__title").first.inner_text().strip() == title
     assert title in v.page.title()
+    if not (_chapter(path) or path == "book/index.html"):
+        return                          # back matter (the references): no lesson, no notebook
     learn = v.page.locator("article .admonition", has_text="What you will learn").first
     assert learn.count() and learn.locator("li").count() >= 3, f"{path}: no 'What you will learn' box"
     assert learn.evaluate("""box => { const h2 = document.querySelector('article section section h2');

@@ -1,5 +1,6 @@
 """The book reads offline: drop sphinx-thebe's scripts from every page; MathJax on every page;
-each chapter's executed notebook in the theme's download menu.
+each chapter's executed notebook in the theme's download menu; the book's stylesheet
+(_ext/static/book.css: figures keep their shape in a narrow column).
 
 Jupyter Book always loads sphinx-thebe, which points each page at thebe on a CDN (unpkg) and,
 as the book's environment is read twice, declares its `const THEBE_JS_URL` twice (a console
@@ -35,7 +36,14 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
         context["ipynb_source"] = f"{pagename}.ipynb"
 
 
+def _book_static(app):
+    """The book's own stylesheet (_ext/static/book.css), served as a static file."""
+    app.config.html_static_path.append(str(Path(__file__).resolve().parent / "static"))
+
+
 def setup(app):
+    app.connect("builder-inited", _book_static)
+    app.add_css_file("book.css")
     app.connect("html-page-context", _offer_notebook, priority=400)
     # MathJax on every page, not only on pages with equations: the sidebar's chapter titles carry
     # mathematics too (chapter 06), and the search and index pages would show them as raw TeX.

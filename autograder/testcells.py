@@ -59,17 +59,23 @@ def compile_cell(source: str, name: str):
     return compile(_transform(source), name, "exec")
 
 
+AFTER_HIDDEN = "this check failed (its details are not shown once your code has received a hidden input)"
+
+
 def describe_failure(exc: BaseException, hidden: bool = False, tainted: bool = False) -> str:
-    """The feedback line for a failed test. For a failure inside a hidden region only the
-    test author's own words are shown: no numbers, shapes or strings derived from the
-    hidden inputs, and no text the student's code produced (it could echo those inputs).
-    Once the student's code has been called with a hidden input (`tainted`), visible tests
-    get the same treatment: their code could have kept that input to echo it later."""
+    """The feedback line for a failed test. For a failure inside a hidden region only fixed
+    words are shown: the failure's `public` text, made of the test author's words (the name
+    and hint given to the helper) and the kind of check that failed, never anything the
+    student's code returned or chose (a dtype, a shape, which known mistake its answer
+    matched, a number a test computed from it); a failure with no public text shows
+    AFTER_HIDDEN. Once the student's code has been called with a hidden input (`tainted`),
+    visible tests get the same treatment: their code could have kept that input to encode it
+    in what it returns later."""
     from .testing import TestFailure        # with NumPy: not for the grading parent, which imports this module
 
     if tainted and not hidden:
         if isinstance(exc, TestFailure):
-            return exc.reason
+            return exc.public or AFTER_HIDDEN
         if isinstance(exc, SubmissionBroken):
             return str(exc)
         if isinstance(exc, StudentError) and exc.remote_type_names[0] == "TimeLimitExceeded":
@@ -79,7 +85,7 @@ def describe_failure(exc: BaseException, hidden: bool = False, tainted: bool = F
         return f"the result could not be checked ({type(exc).__name__})"
     if hidden:
         if isinstance(exc, TestFailure):
-            return f"hidden test: {exc.reason}"
+            return f"hidden test: {exc.public or AFTER_HIDDEN}"
         if isinstance(exc, SubmissionBroken):
             return str(exc)
         if isinstance(exc, StudentError) and exc.remote_type_names[0] == "TimeLimitExceeded":

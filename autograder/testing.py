@@ -35,9 +35,14 @@ class TestFailure(AssertionError):
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, reason: str, detail: str = ""):
+    def __init__(self, reason: str, detail: str = "", public: str | None = None):
         super().__init__(reason + (f" {detail}" if detail else ""))
         self.reason, self.detail = reason, detail
+        # What may be shown once the student's code has seen a hidden input: words that depend
+        # only on the test's author (the name, the hint) and on which kind of check failed,
+        # never on what the student's code returned (a dtype, a shape, which known mistake it
+        # matched). None: only the test's own description is shown then.
+        self.public = public
 
     def _render_traceback_(self) -> list[str]:
         """What IPython shows for a failed test in the student's notebook: the message that
@@ -45,16 +50,18 @@ class TestFailure(AssertionError):
         return [f"\x1b[0;31mTest failed:\x1b[0m {self}"]
 
 
-def fail(reason: str, detail: str = "") -> None:
-    raise TestFailure(reason, detail)
+def fail(reason: str, detail: str = "", public: str | None = None) -> None:
+    raise TestFailure(reason, detail, public)
 
 
 def modified_input_failure(names: list[str]) -> TestFailure:
     """The failure of a call that wrote into its inputs: the same words in the student's
     kernel (see _InputGuard) and in the grader (which compares what came back)."""
     what = ", ".join(f"`{n}`" for n in names)
-    return TestFailure(f"your function modified its input {what} in place: work on a copy "
-                       f"(e.g. x = x - m, not x -= m), and never write into an argument.")
+    reason = (f"your function modified its input {what} in place: work on a copy "
+              f"(e.g. x = x - m, not x -= m), and never write into an argument.")
+    return TestFailure(reason, "", "your function modified its input in place: work on a copy, and never "
+                                   "write into an argument.")
 
 
 # --------------------------------------------------------------------------------------
@@ -160,56 +167,61 @@ def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float =
           the failure names that bug instead of just saying "values differ".
     hint: what to say when the values differ and no `like` entry matches.
     """
+    hinted = f": {hint}." if hint else "."
     problem = _type_problem(got, torch_tensor)
     if problem:
-        fail(f"{name} {problem}.")
+        fail(f"{name} {problem}.", public=f"{name} is not the kind of object the contract asks for.")
     g = _as_numpy(got)
     e = _as_numpy(expected)
     if g.shape != e.shape:
         for message, candidate in (like or {}).items():
             if _matches(g, candidate, rtol, atol):
-                fail(f"{name} has the wrong shape: {message}.", f"(shape {g.shape}, expected {e.shape})")
-        fail(f"{name} has the wrong shape" + (f": {hint}." if hint else "."),
-             f"(shape {g.shape}, expected {e.shape})")
+                fail(f"{name} has the wrong shape: {message}.", f"(shape {g.shape}, expected {e.shape})",
+                     f"{name} has the wrong shape{hinted}")
+        fail(f"{name} has the wrong shape{hinted}", f"(shape {g.shape}, expected {e.shape})",
+             f"{name} has the wrong shape{hinted}")
     if dtype is not None and g.dtype != np.dtype(dtype):
         values = "its values are right" if np.all(_close_mask(g, e, max(rtol, 1e-4), max(atol, 1e-5))) \
             else "and its values differ from the reference too"
         fail(f"{name} has dtype {g.dtype}, expected {np.dtype(dtype)}: keep the input's float "
-             f"precision; do not cast.", f"({values})")
+             f"precision; do not cast.", f"({values})",
+             f"{name} has the wrong dtype: keep the input's float precision; do not cast.")
     if not np.issubdtype(g.dtype, np.number) and g.dtype != np.bool_:
-        fail(f"{name} has dtype {g.dtype}, not a numeric dtype.")
+        fail(f"{name} has dtype {g.dtype}, not a numeric dtype.", public=f"{name} has the wrong dtype.")
     ok = _close_mask(g, e, rtol, atol)
     if np.all(ok):
         return
+    differs = f"{name} differs from the reference{hinted}"
     for message, candidate in (like or {}).items():
         if _matches(g, candidate, rtol, atol):
-            fail(f"{name} is wrong: {message}.")
+            fail(f"{name} is wrong: {message}.", public=differs)
     finite_ref = np.isfinite(e.astype(np.complex128 if np.iscomplexobj(e) else np.float64))
     if g.dtype.kind in "fc" and np.any(~np.isfinite(g) & finite_ref):
         n_bad = int(np.sum(~np.isfinite(g) & finite_ref))
-        fail(f"{name} contains NaN or infinite values where the reference is finite"
-             + (f": {hint}." if hint else ": an overflow, or a division by zero?"), f"({n_bad} of {g.size})")
+        nonfinite = (f"{name} contains NaN or infinite values where the reference is finite"
+                     + (f": {hint}." if hint else ": an overflow, or a division by zero?"))
+        fail(nonfinite, f"({n_bad} of {g.size})", nonfinite)
     bad = np.argwhere(~ok)
     index = tuple(int(i) for i in bad[0]) if g.ndim else ()
     with np.errstate(invalid="ignore"):
         err = np.abs(g.astype(np.float64) - e.astype(np.float64)) if g.dtype.kind != "c" \
             else np.abs(g - e)
     max_err = float(np.nanmax(err)) if err.size and not np.all(np.isnan(err)) else float("nan")
-    fail(f"{name} differs from the reference" + (f": {hint}." if hint else "."),
-         f"({len(bad)} of {g.size} entries, first at index {index}, largest error {max_err:.3g})")
+    fail(differs, f"({len(bad)} of {g.size} entries, first at index {index}, largest error {max_err:.3g})", differs)
 
 
 def expect_close(got: Any, expected: float, *, name: str = "result", rtol: float = 1e-6,
                  atol: float = 1e-8, hint: str | None = None) -> None:
     """Check a scalar result."""
+    hinted = f": {hint}." if hint else "."
     try:
         value = float(got)
     except Exception:
-        fail(f"{name} is not a number.", f"(a {type(got).__name__})")
+        fail(f"{name} is not a number.", f"(a {type(got).__name__})", f"{name} is not a number.")
     if not (math.isfinite(value) or value == expected):
-        fail(f"{name} is not a finite number" + (f": {hint}." if hint else "."), f"({value})")
+        fail(f"{name} is not a finite number{hinted}", f"({value})", f"{name} is not a finite number{hinted}")
     if abs(value - expected) > atol + rtol * abs(expected):
-        fail(f"{name} is wrong" + (f": {hint}." if hint else "."), f"(got {value:.6g}, expected {expected:.6g})")
+        fail(f"{name} is wrong{hinted}", f"(got {value:.6g}, expected {expected:.6g})", f"{name} is wrong{hinted}")
 
 
 def expect_tuple(result: Any, n: int, name: str, parts: str) -> tuple:
@@ -217,13 +229,13 @@ def expect_tuple(result: Any, n: int, name: str, parts: str) -> tuple:
     out, weights = expect_tuple(f(x), 2, "f(x)", "(output, weights)")."""
     if not isinstance(result, (tuple, list)) or len(result) != n:
         what = f"a {type(result).__name__}" + (f" of {len(result)} items" if isinstance(result, (tuple, list)) else "")
-        fail(f"{name} must return the tuple {parts}.", f"(it returned {what})")
+        fail(f"{name} must return the tuple {parts}.", f"(it returned {what})", f"{name} must return the tuple {parts}.")
     return tuple(result)
 
 
 def expect_true(condition: Any, message: str) -> None:
     if condition is not True and not (isinstance(condition, (bool, np.bool_)) and bool(condition)):
-        fail(message)
+        fail(message, public=message)
 
 
 def snapshot(*arrays: Any) -> list:
@@ -237,7 +249,7 @@ def expect_unchanged(before: list, after: tuple | list, names: list[str]) -> Non
         a = _as_numpy(a)
         if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
             fail(f"your function modified its input `{n}` in place: work on a copy "
-                 f"(e.g. x = x - m, not x -= m).")
+                 f"(e.g. x = x - m, not x -= m).", public="your function modified its input in place: work on a copy.")
 
 
 def expect_raises(exc_type: type[BaseException], fn: Callable, *args: Any,
@@ -249,8 +261,8 @@ def expect_raises(exc_type: type[BaseException], fn: Callable, *args: Any,
         names = getattr(exc, "remote_type_names", None) or [c.__name__ for c in type(exc).__mro__]
         if exc_type.__name__ in names:
             return
-        fail(message, f"(it raised {names[0]} instead)")
-    fail(message, "(it raised nothing)")
+        fail(message, f"(it raised {names[0]} instead)", message)
+    fail(message, "(it raised nothing)", message)
 
 
 # --------------------------------------------------------------------------------------

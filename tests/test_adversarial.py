@@ -541,6 +541,41 @@ def softmax(x, axis=-1):
     return np.zeros((7777, len(_SEEN)))
 """
 
+# Issue 27, item 3: once it has seen a hidden input, encode it in what a later (visible) test
+# reports: the dtype it returns (named by expect_array's reason), which known mistake its
+# answer matches (the `like` message), the shape. Feedback after hidden inputs shows fixed
+# words only, so none of these reaches it.
+CHANNEL_LEAKER = """
+_SIZES = []
+_DTYPES = ["float16", "int8", "int16", "int32", "uint8", "complex64", "int64"]
+def _encoded(out):
+    if len(_SIZES) < 15:            # right answers at first: the first test cells' hidden parts run
+        return out
+    n = max(_SIZES[:-1])
+    kind = len(_SIZES) % 3
+    if kind == 0:
+        return out.astype(_DTYPES[n % 7])
+    if kind == 1:
+        return np.zeros((n + 1000, 3))
+    return out.T if out.ndim == 2 else out[::-1]
+def dot_similarity(A, B):
+    A, B = as_float_array(A), as_float_array(B)
+    _SIZES.append(A.shape[0] * 100 + B.shape[0])
+    return _encoded(A @ B.T)
+def cosine_similarity(A, B, eps=1e-8):
+    A, B = as_float_array(A), as_float_array(B)
+    _SIZES.append(A.shape[0] * 100 + B.shape[0])
+    a = A / np.maximum(np.linalg.norm(A, axis=-1, keepdims=True), eps)
+    b = B / np.maximum(np.linalg.norm(B, axis=-1, keepdims=True), eps)
+    return _encoded(a @ b.T)
+def softmax(x, axis=-1):
+    x = as_float_array(x)
+    _SIZES.append(x.size)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return _encoded(e / np.sum(e, axis=axis, keepdims=True))
+"""
+
+
 def _socket_writer(payload: str, when: str) -> str:
     """Code that writes raw bytes on the notebook process's own socket to the grader."""
     return f"""
@@ -764,6 +799,9 @@ HARDENED = [
     Case("leaks_hidden_inputs", answer_case(LEAKER), 6.0, 0.0, "not data",
          "tries to get hidden inputs into its feedback: exception names and messages, type names, "
          "stashed inputs raised later, shapes"),
+    Case("leaks_through_channels", answer_case(CHANNEL_LEAKER), MAX, 0.0, None,
+         "after a hidden input, encodes it in the dtype, the shape or the known mistake a later visible "
+         "test reports: feedback after hidden inputs shows fixed words only"),
     Case("folder_named_ipynb", _folder_named_ipynb, 0.0, 0.0, "only regular files", "a folder called *.ipynb"),
     Case("dangling_symlink", _dangling, 0.0, 0.0, "only regular files", "its notebook is a dangling symlink"),
     Case("fifo_notebook", _fifo, 0.0, 0.0, "only regular files", "a FIFO where the notebook should be"),
@@ -966,6 +1004,12 @@ def test_no_hidden_input_reaches_feedback(graded):
     texts += [json.dumps([r["tests"], r["flags"]]) for r in graded["results"].values()]
     for text in texts:
         assert "LEAK" not in text and "7777" not in text
+    # the channel leaker: after its first hidden input, no dtype, shape or known mistake it chose
+    # (its answers are right until hidden inputs have run, so every failure comes after them)
+    page = (ws / "feedback" / "leaks_through_channels" / A / "feedback.html").read_text()
+    for chosen in ("float16", "int8", "int16", "uint8", "complex64", "int32", "int64", "shape (", "has dtype",
+                   "is wrong:"):
+        assert chosen not in page, f"{chosen!r} reached feedback after a hidden input"
 
 
 def test_every_class_of_the_hardening_issue_has_cases():
@@ -980,4 +1024,5 @@ def test_every_class_of_the_hardening_issue_has_cases():
             "zz_honest_forms"} <= names                                                     # honest forms
     # issue 27: what one student leaves (IPC, keyrings: the litterbug and the probe), big
     # outputs, a file too large to read, a folder name past nbgrader's 128-character column
-    assert {"a_litterbug", "zz_isolation_probe", "big_outputs", "sparse_giant", LONG_NAME} <= names
+    assert {"a_litterbug", "zz_isolation_probe", "big_outputs", "sparse_giant", LONG_NAME,
+            "leaks_through_channels"} <= names

@@ -95,8 +95,11 @@ bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -q autograder
 	@$(BIN)/python -c "from autograder.notebook import ready_validator; ready_validator(write=True)"
 
+# A base folder of the run's own for the tests' temporary files: pytest takes away the group and
+# other bits of /tmp/pytest-of-USER whenever any pytest session starts, and the tests that run
+# as a user without root (they enter folders of root's) would lose their way in mid-run.
 test: $(STAMP) bytecode sandbox browser mathjax mathjax2 postgresql
-	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15
+	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15 --basetemp="$$(mktemp -d)/pytest"
 
 exercises: $(STAMP) bytecode
 	$(BIN)/python -m autograder release --all

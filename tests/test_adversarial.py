@@ -1007,7 +1007,7 @@ def test_no_hidden_input_reaches_feedback(graded):
     # the channel leaker: after its first hidden input, no dtype, shape or known mistake it chose
     # (its answers are right until hidden inputs have run, so every failure comes after them)
     page = (ws / "feedback" / "leaks_through_channels" / A / "feedback.html").read_text()
-    for chosen in ("float16", "int8", "int16", "uint8", "complex64", "int32", "int64", "shape (", "has dtype",
+    for chosen in ("float16", "int8", "int16", "uint8", "complex64", "int32", "int64", "(shape ", "has dtype",
                    "is wrong:"):
         assert chosen not in page, f"{chosen!r} reached feedback after a hidden input"
 

@@ -36,6 +36,33 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
         context["ipynb_source"] = f"{pagename}.ipynb"
 
 
+def _round_brackets() -> None:
+    """Citations in round brackets, "Vaswani et al. (2017)" and "(Vaswani et al., 2017)":
+    sphinxcontrib-bibtex's author_year style writes square ones. Registered as the reference
+    style `author_year_round` (_config.yml's bibtex_reference_style)."""
+    from dataclasses import dataclass, field
+
+    import pybtex.plugin
+    from sphinxcontrib.bibtex.style.referencing import BracketStyle
+    from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
+
+    def round_brackets():
+        return BracketStyle(left="(", right=")")
+
+    @dataclass
+    class RoundAuthorYear(AuthorYearReferenceStyle):
+        bracket_parenthetical: BracketStyle = field(default_factory=round_brackets)
+        bracket_textual: BracketStyle = field(default_factory=round_brackets)
+        bracket_author: BracketStyle = field(default_factory=round_brackets)
+        bracket_label: BracketStyle = field(default_factory=round_brackets)
+        bracket_year: BracketStyle = field(default_factory=round_brackets)
+
+    pybtex.plugin.register_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_round", RoundAuthorYear)
+
+
+_round_brackets()
+
+
 def _book_static(app):
     """The book's own stylesheet (_ext/static/book.css), served as a static file."""
     app.config.html_static_path.append(str(Path(__file__).resolve().parent / "static"))

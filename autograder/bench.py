@@ -17,6 +17,9 @@ its tests import torch), all measured in one run on this machine:
    whether both graders agree on every score.
 3. The commands people type: `autograder --help`, and a student's `autograder check` of one
    notebook (median of three).
+4. Every chapter's marginal cost (`--chapters`, also part of the full bench): its solution
+   notebook graded as 3 and as 9 submissions, after one untimed run; (t9 - t3) / 6 per
+   submission, beside the 1 s a chapter may cost.
 
 A benchmark, not a test: it reports, it does not fail on slowness (it fails when the two
 graders disagree).
@@ -118,13 +121,54 @@ def command_times(tmp: Path) -> dict[str, float]:
     return times
 
 
+CHAPTER_BUDGET = 1.0          # seconds per submission a chapter may cost on this machine
+
+
+def chapter_costs(tmp: Path, small: int = 3, large: int = 9) -> list[tuple[str, float, float, float]]:
+    """[(assignment, seconds for `small`, for `large`, marginal per submission)]: each chapter's
+    solution notebook graded as `small` and `large` identical submissions."""
+    from .course import assignments
+
+    out = []
+    for assignment in assignments():
+        source = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
+        times = {}
+        for n in (small, small, large):            # the first `small` is untimed: page cache, imports
+            subs = tmp / f"{assignment}-{n}"
+            if not subs.exists():
+                for i in range(n):
+                    (subs / f"s{i:02d}").mkdir(parents=True)
+                    shutil.copy(source, subs / f"s{i:02d}" / f"{assignment}.ipynb")
+            ws = tmp / f"{assignment}-ws{n}"
+            shutil.rmtree(ws, ignore_errors=True)
+            times[n], _ = run([sys.executable, "-m", "autograder", "grade", assignment, str(subs),
+                               "--workspace", str(ws), "--quiet"])
+        marginal = (times[large] - times[small]) / (large - small)
+        out.append((assignment, times[small], times[large], marginal))
+        print(f"  {assignment:<28} {small}: {times[small]:6.2f} s, {large}: {times[large]:6.2f} s, "
+              f"marginal {marginal:.3f} s per submission" + ("  OVER 1 s" if marginal > CHAPTER_BUDGET else ""),
+              flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
                         help=f"class sizes for the fixed/marginal fit (default: {','.join(map(str, SIZES))})")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of every class size (default: 3)")
     parser.add_argument("--no-stock", action="store_true", help="skip stock nbgrader (it takes minutes)")
+    parser.add_argument("--chapters", action="store_true",
+                        help="only every chapter's marginal cost (its solution graded as 3 and as 9 submissions)")
     args = parser.parse_args(argv)
+    if args.chapters:
+        tmp = Path(tempfile.mkdtemp(prefix="bench-chapters-"))
+        try:
+            print(f"every chapter's marginal cost ({os.cpu_count()} cores; budget {CHAPTER_BUDGET:g} s per "
+                  "submission)", flush=True)
+            chapter_costs(tmp)
+            return 0
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     sizes = sorted({int(s) for s in args.sizes.split(",")} | {40})
     tmp = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     try:
@@ -159,6 +203,8 @@ def main(argv=None) -> int:
 
         for label, seconds in command_times(tmp).items():
             print(f"  {label}: {seconds:.2f} s (median of 3)", flush=True)
+        print("every chapter's marginal cost (its solution graded as 3 and as 9 submissions):", flush=True)
+        chapter_costs(tmp)
 
         if args.no_stock:
             return 0

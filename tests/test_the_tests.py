@@ -219,6 +219,26 @@ def test_computing_nothing_earns_nothing(chapter, function, kind):
     assert not rewarded, f"{function} {NOTHING_KINDS[kind]}, yet earns points in " + ", ".join(rewarded)
 
 
+def _own_tests_only_cases():
+    for chapter in CHAPTERS:
+        module = importlib.import_module(f"tests.mutants.m{chapter}")
+        for function, labels in getattr(module, "OWN_TESTS_ONLY", {}).items():
+            for label in labels:
+                yield pytest.param(chapter, function, module.WRONG[function][label], id=f"{chapter}:{function}:{label}")
+
+
+@pytest.mark.parametrize("chapter,function,code", list(_own_tests_only_cases()))
+def test_a_slip_costs_only_its_own_tests(chapter, function, code):
+    """A mutants file's OWN_TESTS_ONLY names wrong implementations of a helper that other graded
+    functions build on (layer_norm inside encoder_block): they lose points in the helper's own
+    tests (test_<function>_*) and nowhere else."""
+    results, earned, total = _score(chapter, code)
+    assert earned < total, f"every test passed a wrong {function}"
+    elsewhere = [f"{r.grade_id}: {r.message}" for r in results
+                 if not r.passed and not r.grade_id.startswith(f"test_{function}")]
+    assert not elsewhere, f"a slip in {function} also costs: " + "; ".join(elsewhere)
+
+
 @pytest.mark.parametrize("chapter,function,code", list(_cases("CORRECT")))
 def test_correct_alternative_keeps_full_marks(chapter, function, code):
     results, earned, total = _score(chapter, code)

@@ -183,6 +183,12 @@ def merge_heads(X):
     w = masked_softmax(s, None if mask is None else np.asarray(mask, dtype=bool)[..., None, :, :])
     return _merge(w @ v) @ W_o, w
 """),
+        "scaled by sqrt(n), the number of keys (issue 27, item 11)": _mha("""
+    q, k, v = _split(x_q @ W_q, num_heads), _split(x_kv @ W_k, num_heads), _split(x_kv @ W_v, num_heads)
+    s = q @ np.swapaxes(k, -1, -2) / x_kv.shape[-2] ** 0.5
+    w = masked_softmax(s, None if mask is None else np.asarray(mask, dtype=bool)[..., None, :, :])
+    return _merge(w @ v) @ W_o, w
+"""),
         "no scaling": _mha("""
     q, k, v = _split(x_q @ W_q, num_heads), _split(x_kv @ W_k, num_heads), _split(x_kv @ W_v, num_heads)
     s = q @ np.swapaxes(k, -1, -2)
@@ -300,6 +306,24 @@ def multi_head_attention(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads, mask=None):
         "scaled by sqrt(d_model)": _module("""
         s = q @ k.transpose(-2, -1) / d ** 0.5
         w = masked_softmax_torch(s, None if mask is None else mask.unsqueeze(-3))
+        return self.out_proj((w @ v).transpose(1, 2).reshape(B, n_q, d)), w
+"""),
+        "scaled by sqrt(n), the number of keys (issue 27, item 11)": _module("""
+        s = q @ k.transpose(-2, -1) / k.shape[-2] ** 0.5
+        w = masked_softmax_torch(s, None if mask is None else mask.unsqueeze(-3))
+        return self.out_proj((w @ v).transpose(1, 2).reshape(B, n_q, d)), w
+"""),
+        "scaled by sqrt(n_q), the number of queries": _module("""
+        s = q @ k.transpose(-2, -1) / n_q ** 0.5
+        w = masked_softmax_torch(s, None if mask is None else mask.unsqueeze(-3))
+        return self.out_proj((w @ v).transpose(1, 2).reshape(B, n_q, d)), w
+"""),
+        "plain softmax, times the mask, renormalised (clamped) (issue 27, item 6)": _module("""
+        s = q @ k.transpose(-2, -1) / self.dh ** 0.5
+        w = torch.softmax(s, dim=-1)
+        if mask is not None:
+            w = w * mask.unsqueeze(-3)
+            w = w / w.sum(dim=-1, keepdim=True).clamp(min=1e-12)
         return self.out_proj((w @ v).transpose(1, 2).reshape(B, n_q, d)), w
 """),
         "no scaling": _module("""

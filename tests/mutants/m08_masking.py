@@ -146,6 +146,14 @@ def masked_softmax(scores, mask, axis=-1):
     e = np.exp(s - s.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 """,
+        "-1e4 fill, fully blocked rows zeroed (issue 27, item 7: blocked keys win below -1e4)": """
+def masked_softmax(scores, mask, axis=-1):
+    scores = as_float_array(scores)
+    m = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
+    s = np.where(m, scores, -1e4)
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return np.where(m.any(axis=axis, keepdims=True), e / e.sum(axis=axis, keepdims=True), 0.0)
+""",
         "plain stable softmax with -inf (NaN on fully blocked rows)": """
 def masked_softmax(scores, mask, axis=-1):
     scores = as_float_array(scores)

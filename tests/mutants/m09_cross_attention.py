@@ -60,6 +60,21 @@ WRONG = {
         e = np.exp(s - s.max(axis=-1, keepdims=True))
         w = e / e.sum(axis=-1, keepdims=True)
 """),
+        "shift by the max of all scores, blocked ones included (issue 27, item 8)": _cross(_RIGHT, fill="s", softmax="""
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    if mask is not None:
+        e = np.where(np.asarray(mask, dtype=bool), e, 0.0)
+    t = e.sum(axis=-1, keepdims=True)
+    w = e / np.where(t > 0, t, 1.0)
+"""),
+        "softmax, then the mask, then renormalised (issue 27, item 8)": _cross(_RIGHT, fill="s", softmax="""
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    w = e / e.sum(axis=-1, keepdims=True)
+    if mask is not None:
+        w = w * np.asarray(mask, dtype=bool)
+        t = w.sum(axis=-1, keepdims=True)
+        w = w / np.where(t > 0, t, 1.0)
+"""),
         "fill value -1e9 (fully blocked rows become uniform)":
             _cross(_RIGHT, fill="np.where(np.asarray(mask, dtype=bool), s, -1e9)"),
         "no max shift (overflows on large scores)": _cross(_RIGHT, softmax="""

@@ -483,3 +483,8 @@ def encoder_block(x, params, num_heads, norm_first=False, mask=None):
 """,
     },
 }
+
+# Slips in layer_norm that cost only layer_norm's own tests (test_layer_norm_*), not encoder_block's as well:
+# the encoder's tests compare with torch's layer and, when that fails, with the same layer built with the
+# student's layer_norm, if it stays close to torch's (issue 27, item 10).
+OWN_TESTS_ONLY = {"layer_norm": ["unbiased variance (ddof=1)", "eps outside the square root: / (std + eps)"]}

@@ -239,6 +239,18 @@ def chunked_attention(Q, K, V, chunk_size):
     w = np.exp(s - s.max(axis=-1, keepdims=True))
     return (w / w.sum(axis=-1, keepdims=True)) @ V
 """,
+        "query blocks, a full softmax over all keys per block (no online softmax; issue 27, item 9)": """
+def chunked_attention(Q, K, V, chunk_size):
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be >= 1")
+    Q, K, V = as_float_array(Q), as_float_array(K), as_float_array(V)
+    outs = []
+    for start in range(0, Q.shape[-2], chunk_size):
+        s = Q[..., start:start + chunk_size, :] @ np.swapaxes(K, -1, -2) / Q.shape[-1] ** 0.5
+        w = np.exp(s - s.max(axis=-1, keepdims=True))
+        outs.append(w / w.sum(axis=-1, keepdims=True) @ V)
+    return np.concatenate(outs, axis=-2)
+""",
         "no 1/sqrt(d_k) scale": """
 def chunked_attention(Q, K, V, chunk_size):
     if chunk_size < 1:

@@ -42,7 +42,7 @@ def _round_brackets() -> None:
     style `author_year_round` (_config.yml's bibtex_reference_style)."""
     from dataclasses import dataclass, field
 
-    import pybtex.plugin
+    from sphinxcontrib.bibtex.plugin import register_plugin
     from sphinxcontrib.bibtex.style.referencing import BracketStyle
     from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
@@ -57,7 +57,7 @@ def _round_brackets() -> None:
         bracket_label: BracketStyle = field(default_factory=round_brackets)
         bracket_year: BracketStyle = field(default_factory=round_brackets)
 
-    pybtex.plugin.register_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_round", RoundAuthorYear)
+    register_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_round", RoundAuthorYear)
 
 
 _round_brackets()

@@ -26,6 +26,8 @@ _MESSAGES = {
     "answer-missing": ("answer cell {grade_id} missing or its metadata removed", True),
     # running it
     "cell-error": ("a code cell raised {error} when run", True),
+    "probes-changed": ("changed the grader's probes (autograder.probes) before {name} was measured: the "
+                       "measurement ran on the original probe, and its tests earn nothing", True),
     "cell-output-limit": ("a code cell printed more than a notebook may print (1 MiB of output), so its output "
                           "was cut off and the cell stopped there: print less (shapes, or a few values)", True),
     "cell-time-limit": ("time limit reached in a code cell: it was interrupted", True),

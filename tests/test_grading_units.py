@@ -756,3 +756,44 @@ def encoder_block(x, params, num_heads, norm_first=False, mask=None):
     failed = [t for t in writer["tests"] if not t["passed"]]
     assert failed and all("modified its input" in t["message"] for t in failed if "encoder" in t["grade_id"])
     assert writer["score"] < writer["max_score"]
+
+
+@needs_sandbox
+def test_a_probe_swapped_by_the_notebook_measures_nothing_of_it(tmp_path):
+    """Issue 27, item 1: a full-attention chunked_attention whose notebook swaps the
+    peak-memory probe (PROBES.update) for one that reports no memory scored full marks. The
+    probe now runs as it was before the notebook's code, and the change is flagged and costs
+    every test that measures through a probe."""
+    import nbformat
+
+    from tests.conftest import read_results, run_grade, source_path
+
+    chapter = "12_long_sequences"
+    nb = nbformat.read(str(source_path(chapter)), as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "chunked_attention")
+    cell.source = '''
+def chunked_attention(Q, K, V, chunk_size):
+    if int(chunk_size) < 1:
+        raise ValueError("chunk_size must be at least 1")
+    Q, K, V = (np.asarray(a) for a in (Q, K, V))
+    Q = Q.astype(np.result_type(Q, np.float32)); K = K.astype(Q.dtype); V = V.astype(Q.dtype)
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])      # every score at once
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (w / w.sum(axis=-1, keepdims=True)) @ V
+
+import autograder.probes as _P
+_real = _P.PROBES["peak_memory"]
+def _no_memory(fn, *args, **kwargs):
+    out = _real(fn, *args, **kwargs)
+    out["peak_bytes"] = 0
+    return out
+_P.PROBES.update(peak_memory=_no_memory)
+'''
+    (tmp_path / "subs" / "swapper").mkdir(parents=True)
+    nbformat.write(nb, str(tmp_path / "subs" / "swapper" / f"{chapter}.ipynb"))
+    run_grade(chapter, tmp_path / "subs", tmp_path / "ws")
+    result = read_results(tmp_path / "ws", chapter)["swapper"]
+    assert any(f["code"] == "probes-changed" for f in result["flags"]), result["flags"]
+    memory = next(t for t in result["tests"] if t["grade_id"] == "test_chunked_memory")
+    assert not memory["passed"] and memory["points"] == 0
+    assert result["score"] < result["max_score"]

@@ -78,6 +78,13 @@ class RemoteFunction:
         reply = self._session.probe(probe, self._name, args, kwargs)
         if not (isinstance(reply, dict) and "result" in reply):
             raise SubmissionBroken("the notebook's process sent an invalid reply")
+        if reply.get("probes_changed") is not False:
+            # the notebook changed the grader's probes (the probe itself ran as it was before
+            # the notebook's code): the tests that use a probe earn nothing
+            add(self._flags, flag("probes-changed", name=self._name))
+            raise testing.TestFailure("your notebook changed the grader's probes (autograder.probes): "
+                                      "tests that measure your code through a probe earn nothing", "",
+                                      "your notebook changed the grader's probes: this test earns nothing")
         return reply["result"]
 
 

@@ -123,6 +123,7 @@ def serve(sock: socket.socket, step_seconds: float = 10.0) -> None:
         protocol.send(sock, {"ok": False, "fatal": traceback.format_exc()[-2000:]})
         return
     ns = shell.user_ns
+    _capture_probes()                # before the submission's first cell
     while True:
         try:
             header, blobs = protocol.recv(sock)
@@ -236,11 +237,54 @@ def _call(ns: dict, header: dict, blobs: list[bytes]):
     return {"ok": True, "value": value}, out
 
 
-def _probe(ns: dict, header: dict, blobs: list[bytes]):
+_PROBES_AT_START: dict = {}
+
+
+def _capture_probes() -> None:
+    """What autograder.probes is before any of the submission's code runs: the registry and
+    the code of every function of the module (code objects cannot be changed)."""
+    import types
+
     from autograder import probes
 
+    space = vars(probes)
+    _PROBES_AT_START.update(
+        registry=dict(probes.PROBES),
+        functions={k: (v.__code__, v.__defaults__, v.__kwdefaults__) for k, v in space.items()
+                   if isinstance(v, types.FunctionType) and v.__module__ == probes.__name__},
+        others={k: v for k, v in space.items() if not isinstance(v, types.FunctionType)})
+
+
+def _pristine_probe(name: str) -> tuple:
+    """(the probe as it was before the submission's code ran, whether the submission changed
+    autograder.probes since): the probe is rebuilt from the code objects captured then, over
+    a fresh copy of the module's names, so a registry replaced with PROBES.update, a function
+    swapped for another or a function's __code__ reassigned has no effect on what it measures,
+    and is reported."""
+    import types
+
+    from autograder import probes
+
+    start = _PROBES_AT_START
+    space: dict = dict(start["others"])
+    for key, (code, defaults, kwdefaults) in start["functions"].items():
+        fn = types.FunctionType(code, space, key, defaults)
+        fn.__kwdefaults__ = kwdefaults
+        space[key] = fn
+    original = start["registry"].get(name)
+    live = vars(probes)
+    changed = (dict(probes.PROBES) != start["registry"]
+               or any(not isinstance(live.get(k), types.FunctionType) or live[k].__code__ is not code
+                      for k, (code, _, _) in start["functions"].items()))
+    if original is None:
+        raise KeyError(f"no probe named {name!r}")
+    return space[original.__name__], changed
+
+
+def _probe(ns: dict, header: dict, blobs: list[bytes]):
     target = _target(ns, header["target"])
     args, kwargs = _arguments(header, blobs)
-    result = probes.PROBES[header["probe"]](target, *args, **kwargs)
-    value, out = protocol.encode({"result": result, "args": [], "kwargs": {}})
+    probe, changed = _pristine_probe(header["probe"])
+    result = probe(target, *args, **kwargs)
+    value, out = protocol.encode({"result": result, "args": [], "kwargs": {}, "probes_changed": changed})
     return {"ok": True, "value": value}, out

@@ -60,7 +60,19 @@ def _link_images(app, pagename, templatename, context, doctree):
         return (f'<a class="figure-full-size" href="{match.group(3)}" '
                 f'title="Open the figure full size">{match.group(2)}</a>')
 
-    context["body"] = _IMAGE.sub(wrap, context["body"])
+    context["body"] = _TEX_IN_REF.sub(_typeset_ref, _IMAGE.sub(wrap, context["body"]))
+
+
+# A {ref} to a section whose title has mathematics ("Scaling: why attention divides by
+# $\sqrt{d_k}$") gets the title as plain text, raw TeX and all: the TeX is handed to MathJax.
+_TEX_IN_REF = re.compile(r'(<span class="std std-ref">)([^<]*\\[^<]*)(</span>)')
+_TEX_RUN = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})*")
+
+
+def _typeset_ref(match):
+    text = _TEX_RUN.sub(lambda m: f'<span class="math notranslate nohighlight">\\({m.group(0)}\\)</span>',
+                        match.group(2))
+    return match.group(1) + text + match.group(3)
 
 
 # The chapter's exercise notebook: the page links it with {download} (to _downloads/<hash>/).
@@ -132,6 +144,12 @@ def setup(app):
     _kernel_probe(app)
     app.connect("builder-inited", _static)
     app.add_post_transform(SelfCheckSolutions)
+    # The whole-book PDF prints the single-page build (book_pdf.py): MyST-NB's hidden cells
+    # have an HTML visitor only.
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput, visit_HideCellInput
+
+    app.add_node(HideCodeCellNode, override=True, html=(visit_HideCellInput, depart_HideCellInput),
+                 singlehtml=(visit_HideCellInput, depart_HideCellInput))
     app.add_css_file("book-screens.css")
     app.add_js_file("book-screens.js")
     app.connect("html-page-context", _offer_notebook, priority=400)
@@ -142,4 +160,6 @@ def setup(app):
     # mathematics too (chapter 06), and the search and index pages would show them as raw TeX.
     app.set_html_assets_policy("always")
     app.connect("html-page-context", _drop_thebe, priority=900)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: a new version re-reads and re-writes every page (not re-executes): raise it
+    # when this file changes what the pages contain.
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

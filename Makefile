@@ -4,6 +4,7 @@
 #   make exercises  regenerate exercises/ from solutions/ (nbgrader generate_assignment)
 #   make mathjax    fetch MathJax into _vendor/mathjax (the book serves it itself: reads offline)
 #   make browser    install Debian's Chromium for the browser tests (tests/test_browser.py)
+#   make pdf        the whole book as one PDF, _build/pdf/book.pdf (printed by Chromium, offline)
 # Both main targets create .venv from requirements.txt when it is missing or stale.
 
 PYTHON ?= python3.11
@@ -15,7 +16,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export JUPYTER_CONFIG_PATH := $(abspath autograder)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test exercises sandbox browser mathjax mathjax2 postgresql bench-grading bytecode clean venv
+.PHONY: book test exercises sandbox browser poppler pdf mathjax mathjax2 postgresql bench-grading bytecode clean venv
 
 venv: $(STAMP)
 
@@ -76,6 +77,19 @@ browser:
 	      || echo "warning: could not install chromium; the browser tests will be skipped"; \
 	  else echo "note: chromium not found; install it to run the browser tests"; fi; }
 
+# The PDF test reads the whole-book PDF with Debian's poppler-utils (pdftotext); install it where we can.
+poppler:
+	@command -v pdftotext >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && apt-get install -y -qq poppler-utils) >/dev/null 2>&1 \
+	      || echo "warning: could not install poppler-utils; the PDF test will be skipped"; \
+	  else echo "note: pdftotext not found; install poppler-utils to test the PDF"; fi; }
+
+# The whole book as one PDF: the single-page HTML build (same execution cache) printed by
+# Debian's Chromium once MathJax has typeset it; copied into _build/html as a download.
+pdf: $(STAMP) bytecode mathjax browser
+	$(BIN)/python _ext/book_pdf.py
+
 # A shared gradebook is tested against Debian's PostgreSQL server (initdb, pg_ctl, run by the
 # test in a temporary folder); install it where we can. Under CI its test fails without it.
 postgresql:
@@ -98,7 +112,7 @@ bytecode: $(STAMP)
 # A base folder of the run's own for the tests' temporary files: pytest takes away the group and
 # other bits of /tmp/pytest-of-USER whenever any pytest session starts, and the tests that run
 # as a user without root (they enter folders of root's) would lose their way in mid-run.
-test: $(STAMP) bytecode sandbox browser mathjax mathjax2 postgresql
+test: $(STAMP) bytecode sandbox browser poppler mathjax mathjax2 postgresql
 	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15 --basetemp="$$(mktemp -d)/pytest"
 
 exercises: $(STAMP) bytecode

@@ -1,6 +1,8 @@
 """The book reads offline: drop sphinx-thebe's scripts from every page; MathJax on every page;
-each chapter's executed notebook in the theme's download menu; the book's stylesheet
-(_ext/static/book.css: figures keep their shape in a narrow column).
+each chapter's executed notebook in the theme's download menu. The book on every screen: the
+theme's sidebar buttons work on phones and desktops, nothing is wider than a phone, code fits
+the column, every figure opens full size, the download menu offers the exercise notebook and
+the whole-book PDF, and every figure's smallest text is measured when a chapter executes.
 
 Jupyter Book always loads sphinx-thebe, which points each page at thebe on a CDN (unpkg) and,
 as the book's environment is read twice, declares its `const THEBE_JS_URL` twice (a console
@@ -8,8 +10,15 @@ error on every page). The book has no Binder kernel to launch, so thebe has noth
 """
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from shutil import copy2
+
+from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+HERE = Path(__file__).resolve().parent
 
 
 def _is_thebe(asset) -> bool:
@@ -34,6 +43,101 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
         target.parent.mkdir(parents=True, exist_ok=True)
         copy2(executed, target)
         context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+# A cell's figure (an image under _images/ not already in a link) becomes a link to the image
+# file itself: a reader opens it full size (a phone shows it 358 px wide).
+_IMAGE = re.compile(r'(<a\b[^>]*>\s*)?(<img\b[^>]*\bsrc="([^"]*_images/[^"]+)"[^>]*>)')
+
+
+def _link_images(app, pagename, templatename, context, doctree):
+    if "body" not in context:
+        return
+
+    def wrap(match):
+        if match.group(1):
+            return match.group(0)
+        return (f'<a class="figure-full-size" href="{match.group(3)}" '
+                f'title="Open the figure full size">{match.group(2)}</a>')
+
+    context["body"] = _TEX_IN_REF.sub(_typeset_ref, _IMAGE.sub(wrap, context["body"]))
+
+
+# A {ref} to a section whose title has mathematics ("Scaling: why attention divides by
+# $\sqrt{d_k}$") gets the title as plain text, raw TeX and all: the TeX is handed to MathJax.
+_TEX_IN_REF = re.compile(r'(<span class="std std-ref">)([^<]*\\[^<]*)(</span>)')
+_TEX_RUN = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})*")
+
+
+def _typeset_ref(match):
+    text = _TEX_RUN.sub(lambda m: f'<span class="math notranslate nohighlight">\\({m.group(0)}\\)</span>',
+                        match.group(2))
+    return match.group(1) + text + match.group(3)
+
+
+# The chapter's exercise notebook: the page links it with {download} (to _downloads/<hash>/).
+_EXERCISE = re.compile(r'href="([^"]*_downloads/[0-9a-f]+/(\d\d_\w+)\.ipynb)"')
+PDF_NAME = "book.pdf"
+
+
+def _download_menu(app, pagename, templatename, context, doctree):
+    """The theme's download menu: the chapter's exercise notebook by name beside the executed
+    page's .ipynb, and the whole-book PDF instead of ".pdf" (which only opened the print
+    dialog). Runs after the theme has built its buttons (priority 500)."""
+    for group in context.get("header_buttons", []):
+        if group.get("label") != "download-buttons":
+            continue
+        buttons = []
+        for button in group["buttons"]:
+            if button.get("label") == "download-pdf-button":
+                button = {"type": "link", "url": context["pathto"](PDF_NAME, 1),
+                          "text": "book.pdf (whole book)", "tooltip": "Download the whole book as a PDF",
+                          "icon": "fas fa-file-pdf", "label": "download-book-pdf-button"}
+            buttons.append(button)
+            if button.get("label") == "download-notebook-button":
+                button["text"] = f"{Path(pagename).name}.ipynb (executed page)"
+                found = _EXERCISE.search(context.get("body", ""))
+                if found:
+                    buttons.append({"type": "link", "url": found.group(1).replace("&amp;", "&"),
+                                    "text": f"{found.group(2)}.ipynb (exercise)",
+                                    "tooltip": "Download the chapter's exercise notebook",
+                                    "icon": "fas fa-pencil", "label": "download-exercise-button"})
+        group["buttons"] = buttons
+
+
+class SelfCheckSolutions(SphinxPostTransform):
+    """sphinx-exercise titles a solution "Solution to Exercise 5.1" from the directive's default
+    title, whatever numfig_format says; the self-checks are "Self-check 5.1" (_config.yml)."""
+    default_priority = 22  # after sphinx-exercise's ResolveTitlesInSolutions (21)
+
+    def run(self):
+        from sphinx_exercise.nodes import solution_node
+
+        for node in self.document.findall(solution_node):
+            for text in list(node.children[0].findall(nodes.Text)):
+                if text.astext().startswith(" Exercise "):
+                    text.parent.replace(text, nodes.Text(" Self-check " + text.astext()[len(" Exercise "):]))
+
+
+def _static(app):
+    app.config.html_static_path.append(str(HERE / "static"))
+
+
+def _kernel_probe(app):
+    """Every chapter's kernel starts with figure_text.py (IPYTHONDIR under _build, inherited by
+    the kernels the build starts): each displayed figure's smallest text is measured."""
+    ipython_dir = Path(app.outdir).parent / "ipython"
+    startup = ipython_dir / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    copy2(HERE / "figure_text.py", startup / "50-figure-text.py")
+    os.environ["IPYTHONDIR"] = str(ipython_dir)
+
+
+def _copy_pdf(app, exception):
+    """The whole-book PDF (`make pdf` writes _build/pdf/book.pdf) is served with the HTML."""
+    pdf = Path(app.outdir).parent / "pdf" / PDF_NAME
+    if exception is None and app.builder.name == "html" and pdf.is_file():
+        copy2(pdf, Path(app.outdir) / PDF_NAME)
 
 
 def _round_brackets() -> None:
@@ -63,17 +167,26 @@ def _round_brackets() -> None:
 _round_brackets()
 
 
-def _book_static(app):
-    """The book's own stylesheet (_ext/static/book.css), served as a static file."""
-    app.config.html_static_path.append(str(Path(__file__).resolve().parent / "static"))
-
-
 def setup(app):
-    app.connect("builder-inited", _book_static)
-    app.add_css_file("book.css")
+    _kernel_probe(app)
+    app.connect("builder-inited", _static)
+    app.add_post_transform(SelfCheckSolutions)
+    # The whole-book PDF prints the single-page build (book_pdf.py): MyST-NB's hidden cells
+    # have an HTML visitor only.
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput, visit_HideCellInput
+
+    app.add_node(HideCodeCellNode, override=True, html=(visit_HideCellInput, depart_HideCellInput),
+                 singlehtml=(visit_HideCellInput, depart_HideCellInput))
+    app.add_css_file("book-screens.css")
+    app.add_js_file("book-screens.js")
     app.connect("html-page-context", _offer_notebook, priority=400)
+    app.connect("html-page-context", _download_menu, priority=600)
+    app.connect("html-page-context", _link_images, priority=600)
+    app.connect("build-finished", _copy_pdf)
     # MathJax on every page, not only on pages with equations: the sidebar's chapter titles carry
     # mathematics too (chapter 06), and the search and index pages would show them as raw TeX.
     app.set_html_assets_policy("always")
     app.connect("html-page-context", _drop_thebe, priority=900)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: a new version re-reads and re-writes every page (not re-executes): raise it
+    # when this file changes what the pages contain.
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

@@ -113,3 +113,38 @@ def test_no_solution_or_hidden_test_in_the_built_html(built_text, assignment):
     for nb in downloads:
         raw = nb.read_text()
         assert "BEGIN HIDDEN TESTS" not in raw and "BEGIN SOLUTION" not in raw
+
+
+# Readable figures (issue 28): every figure's smallest text is at least about 9 px tall where
+# the page shows it (min(its width, 688 px), the desktop column). Measured in each chapter's
+# kernel as it executes (_ext/figure_text.py, installed by the build) into each PNG output's
+# metadata, which the execution cache and _build/jupyter_execute keep.
+MIN_TEXT_PX = 9.0
+
+
+def _png_figures(chapter: str):
+    import json
+
+    notebook = json.loads((ROOT / "_build" / "jupyter_execute" / "book" / f"{chapter}.ipynb").read_text())
+    shown = 0
+    for cell in notebook["cells"]:
+        name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("name")
+        for output in cell.get("outputs", []):
+            if "image/png" in output.get("data", {}):
+                shown += 1
+                yield name or f"figure {shown} (PNG output {shown})", output.get("metadata", {}).get("image/png", {})
+
+
+@pytest.mark.parametrize("chapter", chapters())
+def test_figure_text_is_readable_at_the_column_width(build, chapter):
+    figures = list(_png_figures(chapter))
+    assert figures, f"{chapter}: no figure"
+    small = []
+    for name, meta in figures:
+        assert "text_min_px" in meta, (
+            f"{chapter}: {name} was not measured: its execution predates _ext/figure_text.py "
+            "(remove _build/.jupyter_cache and build again)")
+        if meta["text_min_px"] < MIN_TEXT_PX - 0.05:
+            small.append(f"{name}: {meta['text_min']!r} is {meta['text_min_px']:.1f} px "
+                         f"(figure {meta['css_width']} px wide)")
+    assert not small, f"{chapter}: text under {MIN_TEXT_PX:.0f} px at the column width: " + "; ".join(small)

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -25,6 +26,7 @@ from bs4 import BeautifulSoup
 from tests.conftest import ROOT, build_book
 
 HTML = ROOT / "_build" / "html"
+PDF = ROOT / "_build" / "pdf" / "book.pdf"
 MATHJAX = ROOT / "_vendor" / "mathjax" / "tex-mml-chtml.js"
 
 # Under `make test` this file runs on the worker that runs test_book.py: one build, not two.
@@ -70,7 +72,7 @@ def _fresh() -> bool:
     if not index.exists() or not MATHJAX.exists():
         return False
     sources = [ROOT / "_config.yml", ROOT / "_toc.yml", *(ROOT / "book").glob("*.md"),
-               *(ROOT / "_ext").glob("*.py")]
+               *(ROOT / "_ext").glob("*.py"), *(ROOT / "_ext" / "static").glob("*")]
     built = min(p.stat().st_mtime for p in [index, *(HTML / "book").glob("*.html")])
     return all(s.stat().st_mtime < built for s in sources)
 
@@ -84,6 +86,14 @@ def site():
     if not _fresh():
         proc = build_book()
         assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    # Every page's download menu links the whole-book PDF: printed once for the HTML build.
+    newest_page = max(page.stat().st_mtime for page in (HTML / "book").glob("*.html"))
+    if not (PDF.is_file() and PDF.stat().st_mtime >= newest_page):
+        proc = subprocess.run([sys.executable, str(ROOT / "_ext" / "book_pdf.py")], cwd=ROOT, capture_output=True,
+                              text=True, timeout=1800)
+        assert proc.returncode == 0, f"make pdf failed:\n{(proc.stdout + proc.stderr)[-4000:]}"
+    if not (HTML / PDF.name).is_file():
+        shutil.copy2(PDF, HTML / PDF.name)
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -111,12 +121,16 @@ def browser():
 class Visit:
     """One page opened offline, with everything that went wrong while it loaded."""
 
-    def __init__(self, browser, site: str, path: str):
+    def __init__(self, browser, site: str, path: str, width: int | None = None):
         self.site, self.path = site, path
         self.blocked: list[str] = []
         self.failed: list[str] = []
         self.console: list[str] = []
-        self.context = browser.new_context()
+        # A phone (390 px) is a touch screen; without a width, Playwright's default desktop.
+        options = {} if width is None else {"viewport": {"width": width, "height": 844 if width < 992 else 900}}
+        if width is not None and width < 992:
+            options.update(has_touch=True, is_mobile=True, device_scale_factor=2)
+        self.context = browser.new_context(**options)
         self.context.route("**/*", self._route)
         self.page = self.context.new_page()
         self.page.on("console", lambda m: m.type == "error" and self.console.append(f"{m.text} @ {m.location}"))
@@ -144,10 +158,10 @@ class Visit:
 def visits(browser, site):
     opened: dict[str, Visit] = {}
 
-    def visit(path: str) -> Visit:
-        if path not in opened:
-            opened[path] = Visit(browser, site, path)
-        return opened[path]
+    def visit(path: str, width: int | None = None) -> Visit:
+        if (path, width) not in opened:
+            opened[path, width] = Visit(browser, site, path, width)
+        return opened[path, width]
 
     yield visit
     for v in opened.values():
@@ -202,7 +216,7 @@ def test_images_load_and_are_described(visits, path):
     v = visits(path)
     images = v.page.evaluate("""() => Array.from(document.images).map(i => ({
         src: i.getAttribute('src'), alt: i.getAttribute('alt') || '', loaded: i.complete && i.naturalWidth > 0}))""")
-    if _chapter(path):
+    if _chapter(path):                 # a chapter (not the landing page, not the references)
         assert len(images) >= 2, f"{path}: fewer than two figures"
     for img in images:
         assert img["loaded"], f"{path}: image did not load: {img['src'][:120]}"
@@ -293,7 +307,7 @@ def test_query_row_slider(visits):
     assert first[1] != second[1] and first[2] != second[2], "the figure did not change with the query"
 
 
-@pytest.mark.parametrize("path", [p for p in PAGES if p.startswith("book/")])
+@pytest.mark.parametrize("path", [p for p in PAGES if p.startswith("book/") and p != "book/references.html"])
 def test_page_header_title_what_you_will_learn_and_download(visits, path):
     """Each page: the book's title, a "What you will learn" box before its first section, and
     the notebook download; each chapter also links its exercise notebook."""
@@ -320,3 +334,222 @@ def test_landing_page_says_who_what_and_how_to_start(visits):
     text = visits("book/index.html").page.locator("article").inner_text()
     for needed in ("Who it is for", "assumes", "How to start", "As a reader", "As a student", "As an instructor"):
         assert needed in text, f"the landing page does not say {needed!r}"
+
+
+# ---- The book on every screen (issue 28): a phone (390 px) and a desktop (1280 px) ----------
+
+PHONE = 390
+CHAPTERS = [p for p in PAGES if re.match(r"book/\d\d_", p)]
+
+
+def _shown(v: Visit, selector: str) -> bool:
+    return v.page.evaluate("""(sel) => { const e = document.querySelector(sel); if (!e) return false;
+        const s = getComputedStyle(e), r = e.getBoundingClientRect();
+        return s.visibility !== 'hidden' && s.display !== 'none' && +s.opacity > 0.05 && r.width > 0 && r.right > 0; }""",
+                           selector)
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if p.startswith("book/")])
+def test_phone_menus_open_and_close(visits, path):
+    """Below 992 px the chapter menu and "On this page" open as dialogs from the buttons a
+    reader sees (the themes bound their handlers to hidden copies: pydata-sphinx-theme #2451,
+    sphinx-book-theme #988), and close again (Escape, or a tap beside the dialog)."""
+    v = visits(path, PHONE)
+    page = v.page
+    menus = [(".primary-toggle", "#pst-primary-sidebar-modal", "nav.bd-docs-nav a", PHONE - 8)]
+    if page.locator("#pst-secondary-sidebar nav.page-toc a").count():
+        menus.append((".secondary-toggle", "#pst-secondary-sidebar-modal", "nav.page-toc a", 8))
+    for toggle, dialog, links, beside in menus:
+        buttons = [b for b in page.locator(toggle).all() if b.is_visible()]
+        assert len(buttons) == 1, f"{path}: {len(buttons)} visible {toggle} buttons at {PHONE} px"
+        for close in ("escape", "tap beside"):
+            buttons[0].tap()
+            page.wait_for_function("(d) => document.querySelector(d).open", arg=dialog, timeout=5_000)
+            shown = page.locator(f"{dialog} {links}")
+            assert shown.count() >= 3 and shown.first.is_visible(), f"{path}: {dialog} opened empty"
+            if close == "escape":
+                page.keyboard.press("Escape")
+            else:
+                page.mouse.click(beside, 400)
+            page.wait_for_function("(d) => !document.querySelector(d).open", arg=dialog, timeout=5_000)
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if p.startswith("book/")])
+def test_desktop_menu_button_hides_and_shows_the_sidebar(visits, path):
+    v = visits(path)
+    assert v.page.viewport_size["width"] >= 1200
+    button = [b for b in v.page.locator(".primary-toggle").all() if b.is_visible()]
+    assert len(button) == 1, f"{path}: {len(button)} visible chapter-menu buttons at 1280 px"
+    assert _shown(v, "#pst-primary-sidebar"), f"{path}: the sidebar is not shown at first"
+    button[0].click()
+    v.page.wait_for_timeout(600)  # the theme's transition
+    assert not _shown(v, "#pst-primary-sidebar"), f"{path}: the menu button did not hide the sidebar"
+    button[0].click()
+    v.page.wait_for_timeout(600)
+    assert _shown(v, "#pst-primary-sidebar"), f"{path}: the menu button did not show the sidebar again"
+    assert not v.page.locator("#pst-header").is_visible(), f"{path}: the empty top bar is back"
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if p.startswith("book/")])
+def test_no_page_is_wider_than_a_phone(visits, path):
+    v = visits(path, PHONE)
+    width = v.page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
+    if width[0] > width[1]:
+        culprits = v.page.evaluate("""() => Array.from(document.querySelectorAll('article *'))
+            .filter(e => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest('.cell_output, table, .math'))
+            .slice(0, 3).map(e => e.tagName + ': ' + (e.textContent || '').trim().slice(0, 60))""")
+        pytest.fail(f"{path} is {width[0]} px wide on a {width[1]} px screen: {culprits}")
+
+
+CODE_BLOCKS = """() => Array.from(document.querySelectorAll('div.cell_input pre, div.cell_output pre'))
+    .map((p, i) => ({kind: p.closest('div.cell_output') ? 'output' : 'code', overflow: p.scrollWidth - p.clientWidth,
+                     line: p.textContent.split('\\n').reduce((a, b) => b.length > a.length ? b : a, '').slice(0, 100)}))"""
+
+
+def test_79_characters_fit_the_code_column(visits):
+    """The house rule is 79 characters a line: the code font leaves room for them at 1280 px."""
+    v = visits("book/03_self_attention_basics.html")
+    spare = v.page.evaluate("""() => { const pre = document.querySelector('div.cell_input pre');
+        const probe = pre.cloneNode(false); probe.textContent = 'x'.repeat(79);
+        pre.parentElement.appendChild(probe); const spare = probe.clientWidth - probe.scrollWidth;
+        probe.remove(); return spare; }""")
+    assert spare >= 0, "a 79-character line scrolls in a code cell at 1280 px"
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_code_cells_and_outputs_do_not_scroll_sideways(visits, path):
+    blocks = visits(path).page.evaluate(CODE_BLOCKS)
+    wide = [b for b in blocks if b["overflow"] > 1]
+    assert not wide, (f"{path}: {len(wide)} of {len(blocks)} code cells/outputs scroll sideways at 1280 px, "
+                      f"e.g. {wide[0]['kind']}: {wide[0]['line']!r}")
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_every_figure_opens_full_size(visits, path):
+    images = visits(path).page.evaluate("""() => Array.from(document.querySelectorAll('div.cell_output img'))
+        .filter(i => !(i.id || '').startsWith('_anim_img'))
+        .map(i => ({src: i.src, link: i.closest('a') ? i.closest('a').href : null}))""")
+    assert images, f"{path}: no figure"
+    for img in images:
+        assert img["link"] == img["src"], f"{path}: {img['src'][-70:]} is not a link to its image file"
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if p.startswith("book/")])
+def test_formulas_are_not_tab_stops_but_are_read_aloud(visits, path):
+    v = visits(path)
+    stops = v.page.evaluate("""() => Array.from(document.querySelectorAll('mjx-container'))
+        .filter(m => m.tabIndex >= 0 || m.querySelector('[tabindex]:not([tabindex="-1"])')).length""")
+    assert stops == 0, f"{path}: {stops} formulas are Tab stops"
+    unread = v.page.evaluate("""() => Array.from(document.querySelectorAll('mjx-container'))
+        .filter(m => !m.querySelector('mjx-assistive-mml math')).length""")
+    assert unread == 0, f"{path}: {unread} formulas have no MathML for screen readers"
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_self_checks_are_named_apart_from_the_exercise(visits, path):
+    """sphinx-exercise blocks read "Self-check N.M" (titles, solutions and every reference); the
+    graded exercise keeps the name "Exercise"."""
+    v = visits(path)
+    number = int(Path(path).stem[:2])
+    titles = v.page.locator("article div.exercise > p.admonition-title").all_inner_texts()
+    assert titles, f"{path}: no self-check"
+    for title in titles:
+        assert re.match(rf"Self-check {number}\.\d+\b", title.strip()), f"{path}: a self-check titled {title!r}"
+    prose = v.page.locator("article p:not(.admonition-title), article li").all_inner_texts()
+    text = re.sub(r"\s+", " ", " ".join(prose))
+    for bad in (rf"Exercise {number}\.\d+", r"\b[Ee]xercises? Self-check", r"\b[Ss]elf-checks? Self-check"):
+        found = re.search(bad, text)
+        assert not found, f"{path}: reads {text[max(0, found.start() - 40):found.end() + 20]!r}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_download_menu_offers_exercise_notebook_and_book_pdf(visits, path):
+    v = visits(path)
+    stem = Path(path).stem
+    menu = v.page.locator(".dropdown-download-buttons")
+    exercise = menu.locator("a", has_text=f"{stem}.ipynb (exercise)")
+    assert exercise.count() == 1, f"{path}: the download menu does not offer {stem}.ipynb (exercise)"
+    href = urlsplit(exercise.first.evaluate("a => a.href")).path
+    assert (HTML / unquote(href).lstrip("/")).is_file() and href.endswith(f"/{stem}.ipynb")
+    pdf = menu.locator("a", has_text="book.pdf")
+    assert pdf.count() == 1 and pdf.first.evaluate("a => a.href").endswith("/book.pdf")
+    assert not menu.locator("button[onclick*='print']").count(), f"{path}: '.pdf' still only prints"
+
+
+FIGURES = """() => Array.from(document.querySelectorAll('article figure, article div.cell_output img'))
+    .map(e => e.tagName === 'FIGURE' ? e : (e.closest('figure') || e))
+    .filter((e, i, all) => all.indexOf(e) === i)
+    .map(f => ({id: f.id || (f.querySelector('[id]') || {}).id || '', tag: f.tagName,
+                caption: f.tagName === 'FIGURE' && f.querySelector('figcaption') ? f.querySelector('figcaption').innerText : '',
+                refs: f.id ? Array.from(document.querySelectorAll('article a.reference.internal'))
+                  .filter(a => !f.contains(a) && a.hash === '#' + f.id).length : 0,
+                src: (f.querySelector('img') || f).getAttribute('src') || ''}))"""
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_every_figure_has_a_numbered_caption_and_a_reference(visits, path):
+    """Every figure (each image a cell draws, each captioned interactive output) is a numbered
+    figure, "Fig. N.M" with N the chapter, and the text refers to it at least once ({numref})."""
+    number = int(Path(path).stem[:2])
+    figures = visits(path).page.evaluate(FIGURES)
+    assert figures, f"{path}: no figure"
+    for f in figures:
+        what = f["id"] or f["src"][-60:]
+        assert f["tag"] == "FIGURE", f"{path}: a figure with no caption ({what})"
+        assert re.match(rf"Fig\. {number}\.\d+\b", f["caption"].strip()), \
+            f"{path}: figure {what} is captioned {f['caption'][:60]!r}, not 'Fig. {number}.M ...'"
+        assert f["refs"] >= 1, f"{path}: nothing in the text refers to {f['caption'][:12]!r} ({what})"
+
+
+# "Vaswani et al. (2017)", "(Bahdanau et al., 2015)", "Luong and Manning 2015": an author-year
+# citation written as text. Linked citations (sphinxcontrib-bibtex) are links and are removed
+# from the text first.
+AUTHOR_YEAR = re.compile(r"\b[A-Z][\w'’-]+(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][\w'’-]+),?\s*\(?(?:19|20)\d\d[a-z]?\b"
+                         r"|\b[A-Z][\w'’-]+(?:,\s*|\s+\()(?:19|20)\d\d[a-z]?\b")
+UNLINKED_TEXT = """() => { const article = document.querySelector('article').cloneNode(true);
+    article.querySelectorAll('a, pre, code, mjx-container, .cell_output, script, style').forEach(e => e.remove());
+    return article.textContent.replace(/\\s+/g, ' '); }"""
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_every_citation_links_to_the_bibliography(visits, path):
+    v = visits(path)
+    text = v.page.evaluate(UNLINKED_TEXT)
+    found = AUTHOR_YEAR.search(text)
+    assert not found, (f"{path}: an author-year citation without a link: "
+                       f"...{text[max(0, found.start() - 50):found.end() + 10]}...")
+    cites = v.page.evaluate("""() => Array.from(document.querySelectorAll('article .bibtex-citation a'))
+        .map(a => a.href)""")
+    for href in cites:
+        parts = urlsplit(href)
+        target = HTML / unquote(parts.path).lstrip("/")
+        assert target.name == "references.html" and parts.fragment in _anchors(target), \
+            f"{path}: a citation links to {href}, not to an entry of the bibliography"
+
+
+def _pdftotext() -> str:
+    if not shutil.which("pdftotext"):
+        if CI:
+            pytest.fail("pdftotext is missing under CI (make poppler)", pytrace=False)
+        pytest.skip("pdftotext is not installed (make test installs poppler-utils)")
+    return subprocess.run(["pdftotext", "-enc", "UTF-8", str(PDF), "-"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_whole_book_pdf(site):
+    """make pdf: one PDF with every chapter's title, its contents and no raw TeX, served with
+    the HTML book (every page's download menu links it)."""
+    assert (HTML / PDF.name).is_file() and (HTML / PDF.name).stat().st_size == PDF.stat().st_size
+    text = re.sub(r"\s+", " ", _pdftotext())
+    for raw in ("\\frac", "\\sqrt", "$$", "\\(", "\\["):
+        at = text.find(raw)
+        assert at < 0, f"raw TeX {raw!r} in the PDF: ...{text[max(0, at - 60):at + 60]}..."
+    contents = text.find("Contents")
+    assert contents >= 0, "the PDF has no table of contents"
+    for chapter in CHAPTERS:
+        soup = BeautifulSoup((HTML / chapter).read_text(), "html.parser")
+        h1 = soup.select_one("article h1")
+        for math in h1.select(".math, .headerlink"):
+            math.decompose()
+        title = re.sub(r"\s+", " ", h1.get_text()).strip()
+        assert text.count(title) >= 2, f"the PDF lacks chapter {title!r} (in its contents and as a heading)"

@@ -13,7 +13,6 @@ it into feedback.html, grades.csv and every export.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -48,7 +47,12 @@ def run(workspace: Path | None, port: int, ip: str, browser: bool) -> int:
     print(f"Formgrader on {ws}: http://{ip}:{port}/formgrader (the token is in Jupyter's log below); "
           "stop with Ctrl-C. After adjusting, run `autograder grade` again to update feedback and exports.",
           flush=True)
-    return subprocess.call(command(port, ip, browser), env=environment(ws), cwd=course.ROOT)
+    # JupyterLab takes this process's place: Ctrl-C, or a signal to this command, reaches it
+    # (a child of this process would outlive a terminated parent)
+    sys.stdout.flush()
+    os.chdir(course.ROOT)
+    args = command(port, ip, browser)
+    os.execve(args[0], args, environment(ws))
 
 
 def _term_db(ws: Path) -> str | None:

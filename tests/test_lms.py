@@ -153,13 +153,19 @@ Participant 2103,Bob Builder,bbuilder@example.org,No submission,,11.00,Yes,-,-,
 """
 
 
-@needs_sandbox
-def test_a_moodle_download_is_graded_by_the_moodle_worksheet(tmp_path):
+def _moodle_workspace(tmp_path: Path) -> Path:
+    """A workspace whose term has Moodle's grading worksheet as roster, due the end of 14 March in Paris."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "worksheet.csv").write_text(MOODLE_WORKSHEET)
     (ws / "term.toml").write_text('roster = "worksheet.csv"\nlate_policy = "per-day:10"\ntimezone = "Europe/Paris"\n'
                                   f'[{A}]\ndue = "2025-03-14"\n')
+    return ws
+
+
+@needs_sandbox
+def test_a_moodle_download_is_graded_by_the_moodle_worksheet(tmp_path):
+    ws = _moodle_workspace(tmp_path)
     download = tmp_path / "moodle.zip"
     with zipfile.ZipFile(download, "w") as z:
         # Moodle keeps each file's own time: when the student uploaded it
@@ -581,11 +587,7 @@ def test_a_jupyterhub_course_through_nbgraders_exchange(tmp_path):
 
 @needs_sandbox
 def test_submission_times_from_the_lms_replace_a_zips_identical_times(tmp_path):
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "worksheet.csv").write_text(MOODLE_WORKSHEET)
-    (ws / "term.toml").write_text('roster = "worksheet.csv"\nlate_policy = "per-day:10"\ntimezone = "Europe/Paris"\n'
-                                  f'[{A}]\ndue = "2025-03-14"\n')
+    ws = _moodle_workspace(tmp_path)
     download = tmp_path / "moodle.zip"
     with zipfile.ZipFile(download, "w") as z:      # a zip whose every entry has the time it was made
         for folder in ("Zainab Usman_2101_assignsubmission_file_", "Alice Liddell_2102_assignsubmission_file_"):

@@ -77,15 +77,34 @@ def _status_bytes(field: str) -> int | None:
     return None
 
 
+def _touched_since_cleared() -> int | None:
+    """Memory (bytes) this process has touched since its pages' referenced bits were last
+    cleared (writing 1 to /proc/self/clear_refs): buffers made earlier and filled now count."""
+    try:
+        with open("/proc/self/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Referenced:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def peak_memory(fn: Any, *args: Any, **kwargs: Any) -> dict:
-    """Call fn(*args, **kwargs) and report the most memory it held at once.
+    """Call fn(*args, **kwargs) and report the memory it needed.
 
     Returns {"output": what fn returned, "peak_bytes": the larger of two measurements, each
-    above its level when the call started}: the peak that tracemalloc traced (Python objects
+    above its level when the call started: the peak that tracemalloc traced (Python objects
     and NumPy arrays, allocated even if never touched) and the rise of the process's peak
-    resident memory (everything the call touched, PyTorch's tensors included). The arguments
-    are copied before measuring starts, so they are not counted (and the caller's arrays
-    never change).
+    resident memory (everything the call touched, PyTorch's tensors included);
+    "touched_bytes": the memory the process touched during the call, wherever it was
+    allocated (a buffer made before the call and filled during it counts); "processes": 0
+    (this process cannot tell); "measured": True}. The arguments are copied before measuring
+    starts (the caller's arrays never change).
+
+    This is the recipe a student's own kernel runs. The grader takes none of these numbers
+    from the student's process: it measures the same call from outside it (the sandbox's
+    zygote, autograder/sandbox/server._Meter), processes started included.
     """
     import copy
     import tracemalloc
@@ -96,16 +115,28 @@ def peak_memory(fn: Any, *args: Any, **kwargs: Any) -> dict:
         tracemalloc.start()
     try:
         resident_start = _resident_high_water()
+        cleared = _clear_referenced()
         tracemalloc.reset_peak()
         start, _ = tracemalloc.get_traced_memory()
         output = fn(*args, **kwargs)
         _, peak = tracemalloc.get_traced_memory()
         resident_peak = _status_bytes("VmHWM") if resident_start is not None else None
+        touched = _touched_since_cleared() if cleared else None
     finally:
         if not was_tracing:
             tracemalloc.stop()
     resident = (resident_peak - resident_start) if resident_peak is not None else 0
-    return {"output": output, "peak_bytes": int(max(peak - start, resident, 0))}
+    return {"output": output, "peak_bytes": int(max(peak - start, resident, 0)),
+            "touched_bytes": int(touched or 0), "processes": 0, "measured": True}
+
+
+def _clear_referenced() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("1")
+        return True
+    except OSError:
+        return False
 
 
 PROBES["peak_memory"] = peak_memory

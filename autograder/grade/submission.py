@@ -75,9 +75,12 @@ class RemoteFunction:
 
     def probe(self, probe: str, *args, **kwargs):
         self._call_started()
-        reply = self._session.probe(probe, self._name, args, kwargs)
+        measured = probe in MEASURED_FROM_OUTSIDE
+        reply = self._session.probe(probe, self._name, args, kwargs, measured=measured)
         if not (isinstance(reply, dict) and "result" in reply):
             raise SubmissionBroken("the notebook's process sent an invalid reply")
+        if measured:
+            reply["result"] = _measured(reply["result"], reply.get("meter") or {"ok": False})
         if reply.get("probes_changed") is not False:
             # the notebook changed the grader's probes (the probe itself ran as it was before
             # the notebook's code): the tests that use a probe earn nothing
@@ -86,6 +89,26 @@ class RemoteFunction:
                                       "tests that measure your code through a probe earn nothing", "",
                                       "your notebook changed the grader's probes: this test earns nothing")
         return reply["result"]
+
+
+# Probes whose numbers the grader takes from outside the submission's process (the zygote's
+# meter, sandbox/server._Meter), never from the process itself, which runs the student's code.
+MEASURED_FROM_OUTSIDE = {"peak_memory"}
+
+
+def _measured(result, meter: dict) -> dict:
+    """peak_memory's result with its numbers replaced by the meter's: `peak_bytes`, the rise
+    of the process's peak resident memory; `touched_bytes`, the most memory it had touched
+    during the call (buffers made before the call included); `processes`, processes and threads
+    it started (whose memory is not its own). Where the meter could not measure, the numbers
+    are infinite and `measured` is False: no memory test can pass on them."""
+    out = dict(result) if isinstance(result, dict) else {"output": None}
+    if meter.get("ok"):
+        out.update(peak_bytes=meter["rise"], touched_bytes=meter["touched"], processes=meter["started"],
+                   measured=True)
+    else:
+        out.update(peak_bytes=float("inf"), touched_bytes=float("inf"), processes=0, measured=False)
+    return out
 
 
 def integrity_flags(source: SourceNotebook, nb) -> list[Flag]:

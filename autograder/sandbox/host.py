@@ -424,20 +424,22 @@ class Sandbox:
             self.start()
         self.spent = self.one_submission
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        meter, meter_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         limits = asdict(self.limits)
         limits["step_seconds"] = self.limits.step
         request = {"op": "session", "uid": 60000 + self.slot, "limits": limits}
-        socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno()])
+        socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno(), meter_theirs.fileno()])
         theirs.close()
-        return Session(self, ours, notebook, notebook_name, cells, names)
+        meter_theirs.close()
+        return Session(self, ours, notebook, notebook_name, cells, names, meter)
 
 
 class Session:
     """The grader's side of one submission's process."""
 
     def __init__(self, box: Sandbox, sock: socket.socket, notebook: bytes, notebook_name: str,
-                 cells: list[str], names: list[str]):
-        self.box, self.sock = box, sock
+                 cells: list[str], names: list[str], meter: socket.socket | None = None):
+        self.box, self.sock, self.meter = box, sock, meter
         self.deadline = time.monotonic() + box.limits.wall_seconds
         self.broken: str | None = None
         self.flags: list[str] = []
@@ -538,8 +540,36 @@ class Session:
     def call(self, name: str, args: tuple, kwargs: dict):
         return self._invoke({"op": "call", "name": name}, args, kwargs)
 
-    def probe(self, probe: str, target: str, args: tuple, kwargs: dict):
-        return self._invoke({"op": "probe", "probe": probe, "target": target}, args, kwargs)
+    def probe(self, probe: str, target: str, args: tuple, kwargs: dict, measured: bool = False):
+        """The probe's reply; with `measured`, and "meter" in it: what the submission's process
+        used during the call, measured from outside it by the zygote (server._Meter), or
+        {"ok": False} where that could not be done."""
+        if not measured:
+            return self._invoke({"op": "probe", "probe": probe, "target": target}, args, kwargs)
+        marked = self._meter({"op": "mark"})
+        reply = self._invoke({"op": "probe", "probe": probe, "target": target}, args, kwargs)
+        numbers = self._meter({"op": "read"}) if marked.get("ok") else {"ok": False}
+        if isinstance(reply, dict):
+            reply["meter"] = numbers
+        return reply
+
+    def _meter(self, request: dict) -> dict:
+        if self.meter is None:
+            return {"ok": False}
+        try:
+            self.meter.settimeout(10)
+            self.meter.sendall(json.dumps(request).encode())
+            reply = json.loads(self.meter.recv(4096))
+        except (OSError, ValueError):
+            return {"ok": False}
+        if not (isinstance(reply, dict) and reply.get("ok") is True):
+            return {"ok": False}
+        if request["op"] == "mark":
+            return {"ok": True}
+        numbers = {k: reply.get(k) for k in ("touched", "rise", "started")}
+        if not all(isinstance(v, int) and v >= 0 for v in numbers.values()):
+            return {"ok": False}
+        return {"ok": True, **numbers}
 
     def get(self, name: str):
         reply, blobs = self._request({"op": "get", "name": name})
@@ -548,6 +578,8 @@ class Session:
         return protocol.decode(reply.get("result"), blobs)
 
     def close(self) -> None:
+        if self.meter is not None:
+            self.meter.close()
         if self.box.proc is None:
             self.sock.close()
             return

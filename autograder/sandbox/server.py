@@ -306,6 +306,128 @@ def _prepare_child(request: dict, uid: int | None) -> None:
     sys.stderr = open(2, "w", buffering=1, closefd=False)
 
 
+class _Meter:
+    """What a submission's process uses during one measured call, read from outside it: by
+    the zygote, its parent, which runs none of the student's code. Nothing the process does
+    to itself (a replaced probe, patched modules, a forged reply) changes these numbers.
+
+    * `rise`: how far its peak resident memory rose (memory it newly touched, even if freed
+      before the call returned);
+    * `touched`: the most memory it had touched since the call started, sampled every few
+      milliseconds (a buffer allocated before the call and filled during it counts);
+    * `started`: processes and threads started in the sandbox meanwhile (a forked child's
+      memory is not the process's: a measured call may start none).
+    As root, the zygote reads the child's /proc files as the child's uid and gid (its
+    effective ones, for the moment of the read): as their owner, with no capability."""
+
+    INTERVAL = 0.01
+
+    def __init__(self, pid: int, uid: int | None):
+        self.pid, self.uid, self.ok = pid, uid, True
+        self.touched = 0
+        self._as_child(lambda: (self._write("clear_refs", "1"), self._write("clear_refs", "5")))
+        self.hwm_start = self._hwm()
+        self.pids_start = self._last_pid()
+
+    def _as_child(self, fn):
+        if self.uid is not None:
+            os.setegid(self.uid)
+            os.seteuid(self.uid)
+        try:
+            return fn()
+        except OSError:
+            self.ok = False
+            return None
+        finally:
+            if self.uid is not None:
+                os.seteuid(0)
+                os.setegid(0)
+
+    def _write(self, name: str, text: str) -> None:
+        fd = os.open(f"/proc/{self.pid}/{name}", os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+
+    def _field(self, name: str, field: str) -> int | None:
+        def read():
+            with open(f"/proc/{self.pid}/{name}", "rb") as f:
+                for line in f:
+                    if line.startswith(field):
+                        return int(line.split()[1]) * 1024
+            raise OSError("no " + field.decode())
+        return self._as_child(read)
+
+    def _hwm(self) -> int | None:
+        return self._field("status", b"VmHWM:")
+
+    def _last_pid(self) -> int | None:
+        try:
+            with open("/proc/sys/kernel/ns_last_pid") as f:
+                return int(f.read())
+        except (OSError, ValueError):
+            self.ok = False
+            return None
+
+    def sample(self) -> None:
+        touched = self._field("smaps_rollup", b"Referenced:")
+        if touched is not None:
+            self.touched = max(self.touched, touched)
+
+    def read(self) -> dict:
+        self.sample()
+        hwm, last = self._hwm(), self._last_pid()
+        ok = self.ok and None not in (hwm, last, self.hwm_start, self.pids_start)
+        return {"ok": ok, "touched": self.touched, "rise": max(0, hwm - self.hwm_start) if ok else None,
+                "started": (last - self.pids_start) if ok else None}
+
+
+def _wait_metering(pid: int, meter: socket.socket | None, uid: int | None) -> int:
+    """Wait for the submission's process to end (its wait status); meanwhile answer the
+    grader's meter socket: {"op": "mark"} starts measuring the process, {"op": "read"} ends
+    it and answers with the numbers (_Meter)."""
+    import json
+    import select
+
+    if meter is None:
+        return os.waitpid(pid, 0)[1]
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    poller.register(meter, select.POLLIN)
+    measuring: _Meter | None = None
+    try:
+        while True:
+            events = poller.poll(int(_Meter.INTERVAL * 1000) if measuring else None)
+            for fd, _ in events:
+                if fd == pidfd:
+                    return os.waitpid(pid, 0)[1]
+                try:
+                    op = json.loads(meter.recv(4096) or b"null")
+                except (OSError, ValueError):
+                    op = None
+                if not isinstance(op, dict):           # the grader closed it: no more measuring
+                    poller.unregister(meter)
+                    measuring = None
+                    continue
+                if op.get("op") == "mark":
+                    measuring = _Meter(pid, uid)
+                    reply = {"ok": measuring.ok}
+                else:
+                    reply = measuring.read() if measuring else {"ok": False}
+                    measuring = None
+                try:
+                    meter.sendall(json.dumps(reply).encode())
+                except OSError:
+                    pass
+            if measuring is not None and not events:
+                measuring.sample()
+    finally:
+        os.close(pidfd)
+        meter.close()
+
+
 def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch") -> None:
     if scratch is not None:
         SCRATCH.update(root=scratch, sandboxed=False)
@@ -328,6 +450,7 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
         request = __import__("json").loads(msg.decode())
         uid = int(request["uid"]) if privileged else None
         conn = socket.socket(fileno=fds[0])
+        meter = socket.socket(fileno=fds[1]) if len(fds) > 1 else None
         if spaces is not None:
             spaces.next_child_in_a_new_one()
         pid = -1
@@ -338,6 +461,8 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
                 spaces.back()
         if pid == 0:
             control.close()
+            if meter is not None:
+                meter.close()
             if spaces is not None:
                 os.close(spaces.own)
             code = 1
@@ -347,7 +472,7 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
             finally:
                 os._exit(code)
         conn.close()
-        _, status = os.waitpid(pid, 0)
+        status = _wait_metering(pid, meter, uid)
         if not SCRATCH["sandboxed"]:
             _sweep_unsafe(pid, uid)
         code = _status_code(status)

@@ -1,0 +1,198 @@
+"""Adversarial submissions of the later chapters, graded by the real `autograder grade`.
+
+tests/test_adversarial.py attacks the grader through chapter 02. The attacks here need a
+later chapter's tests: the probes (chapter 07's module probe, chapter 12's memory probe)
+and arguments that hold arrays inside containers (chapter 10's parameter dicts). Each
+chapter's cases are graded in one run with one worker, as root and without root, and an
+honest control (zz_*) is graded after the attackers by the same worker: it keeps full marks.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import nbformat
+import pytest
+
+from tests.conftest import SANDBOX, read_results, run_grade, source_path, student_folder
+
+pytestmark = [pytest.mark.xdist_group("adversarial-chapters")]
+
+
+@dataclass
+class Case:
+    name: str
+    answer: str                  # the answer cell's new source ({solution}: the solution's own)
+    failed: tuple = ()           # test cells that must fail
+    flag: str | None = None      # a flag code the result must carry
+    what: str = ""
+
+
+# chapter 12: chunked attention's memory test must not pay an implementation that holds
+# every score at once, however the memory is hidden from the process's own measurement
+FULL = '''
+def chunked_attention(Q, K, V, chunk_size):
+    if int(chunk_size) < 1:
+        raise ValueError("chunk_size must be at least 1")
+    Q, K, V = as_float_array(Q), as_float_array(K), as_float_array(V)
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])      # every score at once
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (w / w.sum(axis=-1, keepdims=True)) @ V
+'''
+
+SWAPS_PROBE = FULL + '''
+import autograder.probes as _P
+_real = _P.PROBES["peak_memory"]
+def _no_memory(fn, *args, **kwargs):
+    out = _real(fn, *args, **kwargs)
+    out.update(peak_bytes=0, touched_bytes=0)
+    return out
+_P.PROBES.update(peak_memory=_no_memory)
+'''
+
+PATCHES_MEASUREMENT = FULL + '''
+import tracemalloc as _tm, autograder.probes as _P
+_tm.get_traced_memory = lambda: (0, 0)                 # the tracer reports nothing
+_P._status_bytes = lambda field: 0                     # nor the peak resident memory
+_P._touched_since_cleared = lambda: 0
+for _f in (_P.peak_memory,):
+    _f.__globals__["_status_bytes"] = _P._status_bytes
+'''
+
+BUFFER_BEFORE = '''
+_SCORES = np.ones(1 << 25)          # 256 MiB, allocated and touched before any test calls
+def chunked_attention(Q, K, V, chunk_size):
+    if int(chunk_size) < 1:
+        raise ValueError("chunk_size must be at least 1")
+    Q, K, V = as_float_array(Q), as_float_array(K), as_float_array(V)
+    shape = Q.shape[:-1] + K.shape[-2:-1]
+    s = _SCORES[:int(np.prod(shape))].reshape(shape)
+    np.matmul(Q, np.swapaxes(K, -1, -2), out=s)
+    s /= np.sqrt(Q.shape[-1])
+    s -= s.max(axis=-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= s.sum(axis=-1, keepdims=True)
+    return s @ V
+'''
+
+FORKED_CHILD = '''
+import mmap as _mmap, os as _os
+def chunked_attention(Q, K, V, chunk_size):
+    if int(chunk_size) < 1:
+        raise ValueError("chunk_size must be at least 1")
+    Q, K, V = as_float_array(Q), as_float_array(K), as_float_array(V)
+    shape = Q.shape[:-1] + V.shape[-1:]
+    shared = _mmap.mmap(-1, int(np.prod(shape)) * 8)
+    pid = _os.fork()
+    if pid == 0:                    # the child holds every score; the parent only waits
+        s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        w = np.exp(s - s.max(axis=-1, keepdims=True))
+        np.frombuffer(shared, dtype=np.float64).reshape(shape)[:] = (w / w.sum(axis=-1, keepdims=True)) @ V
+        _os._exit(0)
+    _os.waitpid(pid, 0)
+    return np.frombuffer(shared, dtype=np.float64).reshape(shape).copy()
+'''
+
+MEMORY = ("test_chunked_memory",)
+CHAPTER_12 = [
+    Case("swaps_the_probe", SWAPS_PROBE, MEMORY, "probes-changed",
+         "full attention; replaces the memory probe with one that reports no memory (PROBES.update)"),
+    Case("patches_the_measurement", PATCHES_MEASUREMENT, MEMORY, None,
+         "full attention; patches tracemalloc and the probe module's readers to report 0"),
+    Case("buffer_made_before_the_call", BUFFER_BEFORE, MEMORY, None,
+         "writes every score into a 256 MiB buffer made (and touched) when the cell ran"),
+    Case("scores_in_a_forked_child", FORKED_CHILD, MEMORY, None,
+         "computes every score in a forked child process and reads the output from shared memory"),
+    Case("zz_control", "{solution}", (), None, "honest, graded after the attackers"),
+]
+
+# chapter 10: a write into an array inside a dict argument (issue 27, item 4)
+CHAPTER_10 = [
+    Case("folds_the_scale_into_params", "{solution_renamed}" + '''
+
+def encoder_block(x, params, num_heads, norm_first=False, mask=None):
+    y = _encoder_block(x, params, num_heads, norm_first, mask)
+    params["W_q"] /= np.sqrt(params["W_q"].shape[0])     # in place, inside the caller's dict
+    return y
+''', ("test_encoder_post_norm",), "inputs-modified",
+         "answers right, then folds a scale into params['W_q'] in place"),
+    Case("zz_control", "{solution}", (), None, "honest, graded after the attackers"),
+]
+
+# chapter 07: a wrong module whose notebook makes the module probe build the solution's
+SWAPS_MODULE_PROBE = '''
+import autograder.probes as _P
+_real = _P.PROBES["module_forward_backward"]
+def _right_module(cls, *args, **kwargs):
+    return _real(_HonestMultiHeadAttention, *args, **kwargs)
+_P.PROBES["module_forward_backward"] = _right_module
+'''
+
+CHAPTER_07 = [
+    Case("swaps_the_module_probe", "{solution_class_renamed}" + '''
+
+class MultiHeadAttention(_HonestMultiHeadAttention):
+    def forward(self, *args, **kwargs):
+        out, weights = super().forward(*args, **kwargs)
+        return out * 0, weights
+''' + SWAPS_MODULE_PROBE, (), "probes-changed",
+         "a module whose output is zero; the notebook makes the module probe build a right one instead"),
+    Case("zz_control", "{solution}", (), None, "honest, graded after the attackers"),
+]
+
+CHAPTERS = {"12_long_sequences": ("chunked_attention", CHAPTER_12),
+            "10_transformer_block": ("encoder_block", CHAPTER_10),
+            "07_multi_head": ("MultiHeadAttention", CHAPTER_07)}
+
+
+def _notebook(chapter: str, grade_id: str, answer: str) -> nbformat.NotebookNode:
+    nb = nbformat.read(str(source_path(chapter)), as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    solution = cell.source
+    cell.source = (answer.replace("{solution_renamed}", solution.replace(f"def {grade_id}(", f"def _{grade_id}(", 1))
+                   .replace("{solution_class_renamed}",
+                            solution.replace(f"class {grade_id}(", f"class _Honest{grade_id}(", 1))
+                   .replace("{solution}", solution))
+    return nb
+
+
+@pytest.fixture(scope="module", params=[(c, mode) for c in CHAPTERS for mode in ("root", "without-root")],
+                ids=lambda p: f"{p[0]}-{p[1]}")
+def graded(request, tmp_path_factory):
+    chapter, mode = request.param
+    if not SANDBOX:
+        pytest.skip("bubblewrap cannot run here")
+    if mode == "root" and os.geteuid() != 0:
+        pytest.skip("grading as root needs root")
+    grade_id, cases = CHAPTERS[chapter]
+    root = tmp_path_factory.mktemp(f"attack-{chapter}")
+    subs, ws = root / "submissions", root / "workspace"
+    home = None
+    if mode == "without-root":
+        subs.mkdir()
+        home, _ = student_folder(root / "home"), student_folder(ws)
+    for case in cases:
+        (subs / case.name).mkdir(parents=True)
+        nbformat.write(_notebook(chapter, grade_id, case.answer), str(subs / case.name / f"{chapter}.ipynb"))
+    proc = run_grade(chapter, subs, ws, "--workers", "1", "--timeout", "60", check=False, timeout=900,
+                     unprivileged_home=home)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return chapter, cases, read_results(ws, chapter)
+
+
+def test_every_attack_loses_its_points_and_the_control_keeps_them(graded):
+    chapter, cases, results = graded
+    assert set(results) == {c.name for c in cases}
+    for case in cases:
+        result = results[case.name]
+        tests = {t["grade_id"]: t for t in result["tests"]}
+        flags = [f["code"] for f in result["flags"]]
+        if case.name.startswith("zz_control"):
+            assert result["score"] == result["max_score"] and not flags, (case.name, result["flags"], [
+                (t["grade_id"], t["message"]) for t in result["tests"] if not t["passed"]])
+            continue
+        assert result["score"] < result["max_score"], f"{chapter} {case.name} ({case.what}) kept every point"
+        for grade_id in case.failed:
+            assert not tests[grade_id]["passed"], f"{chapter} {case.name}: {grade_id} passed ({case.what})"
+        if case.flag:
+            assert case.flag in flags, f"{chapter} {case.name}: no {case.flag} flag in {flags}"

@@ -481,9 +481,16 @@ def cells_to_run(source: SourceNotebook, submission) -> list[str]:
     Locked instructor cells (setup) come from the instructor's notebook, whatever the student
     did to them; answer cells and the student's own cells come from the submission; test
     cells are never run there (tests run in the grader's process, from the instructor's copy).
-    Cells whose metadata was stripped run as student code.
+    Cells whose metadata was stripped run as student code. The course's own demonstrations
+    (code cells of the instructor's notebook without nbgrader metadata, such as a chapter's
+    closing timing demo), left as the course wrote them, are not run: no test depends on them
+    (the solution earns full marks without them: tests/test_pipeline.py), and a student must
+    never lose points or get a flag for a cell the course wrote. Edited, they are the student's
+    code and run.
     """
     test_ids = {t.grade_id for t in source.tests}
+    demonstrations = {c.source.strip() for c in source.nb.cells
+                      if c.cell_type == "code" and not nbgrader_meta(c).get("grade_id")}
     originals = {nbgrader_meta(c).get("grade_id"): c.source for c in source.nb.cells
                  if c.cell_type == "code" and nbgrader_meta(c).get("grade_id")}
     setup_ids = [gid for gid in originals if gid in source.locked_ids and gid not in test_ids]
@@ -495,6 +502,8 @@ def cells_to_run(source: SourceNotebook, submission) -> list[str]:
             continue
         gid = nbgrader_meta(cell).get("grade_id")
         if gid in test_ids or is_test_cell(cell):
+            continue
+        if not gid and not is_answer_cell(cell) and str(cell.get("source", "")).strip() in demonstrations:
             continue
         if gid in setup_ids and not is_answer_cell(cell):
             code.append(originals[gid])

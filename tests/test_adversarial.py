@@ -790,8 +790,9 @@ def _sparse_giant(folder, ctx):
 HARDENED = [
     Case("zeroes_inputs", answer_case(ZEROES_INPUTS), 0.0, 0.0, "modified its input in place",
          "zeroes its inputs (through a view, too) and returns what fits zeros"),
-    Case("always_raises", answer_case(ALWAYS_RAISES), 0.0, 0.0, "a code cell raised ValueError",
-         "every function raises: no test may reward that"),
+    Case("always_raises", answer_case(ALWAYS_RAISES), 0.0, 0.0, None,
+         "every function raises: no test may reward that (and nothing flags it: the course's own "
+         "closing demonstration, which would have raised, is not run)"),
     Case("link_to_solutions", _notebook_link(lambda ctx: source_path(A)), 0.0, 0.0, "only regular files",
          "its notebook is a symlink to the instructor's solution notebook"),
     Case("link_to_classmate", _link(lambda ctx: ctx["submissions"] / "zz_control_a"), 0.0, 0.0, "is a link",
@@ -813,8 +814,8 @@ HARDENED = [
          "honest, in a folder whose name has 200 characters: reported under that name"),
     Case("sparse_giant", _sparse_giant, 0.0, 0.0, "more than the 1024 MiB a notebook may be",
          "a 1.1 GiB notebook file: refused with a flag saying so, not read"),
-    Case("lone_surrogate", _surrogate, 6.0, 6.0, "a code cell raised ValueError",
-         "an exception message with a lone surrogate"),
+    Case("lone_surrogate", _surrogate, 6.0, 6.0, None,
+         "an exception message with a lone surrogate, in every softmax test's failure"),
     Case("forged_fatal", answer_case(FORGED_FATAL.replace("{correct}", correct_code())), 0.0, 0.0,
          "invalid reply", "writes a forged 'fatal' message on the protocol socket"),
     Case("trickles_reply", answer_case(correct_code() + TRICKLE), 6.0, 0.0, "time limit",

@@ -75,6 +75,36 @@ def chunked_attention(Q, K, V, chunk_size):
     return s @ V
 '''
 
+# blocks under 128 KiB live in the C heap, whose first 64 MiB of touched pages the meter leaves
+# to the allocator: every score stored there, 9 blocks a row on the 256 MiB hidden case
+HEAP_BLOCKS = '''
+_BLOCK = 15000
+_HEAP = [np.ones(_BLOCK) for _ in range(2400)]     # 2400 blocks of 117 KiB: 275 MiB, made when the cell ran
+def chunked_attention(Q, K, V, chunk_size):
+    if int(chunk_size) < 1:
+        raise ValueError("chunk_size must be at least 1")
+    Q, K, V = as_float_array(Q), as_float_array(K), as_float_array(V)
+    Qs, Ks, Vs = (a.reshape((-1,) + a.shape[-2:]) for a in (Q, K, V))
+    n_k, used = Ks.shape[1], 0
+    rows = []
+    for b in range(Qs.shape[0]):                  # every score first, into the heap's blocks
+        for q in range(Qs.shape[1]):
+            row = Ks[b] @ Qs[b, q] / np.sqrt(Q.shape[-1])
+            pieces = []
+            for s0 in range(0, n_k, _BLOCK):
+                piece = row[s0:s0 + _BLOCK]
+                _HEAP[used][:len(piece)] = piece
+                pieces.append((used, len(piece)))
+                used += 1
+            rows.append((b, q, pieces))
+    out = np.empty(Qs.shape[:2] + Vs.shape[-1:])
+    for b, q, pieces in rows:                     # then a plain softmax of each stored row
+        top = max(_HEAP[i][:k].max() for i, k in pieces)
+        w = np.concatenate([np.exp(_HEAP[i][:k] - top) for i, k in pieces])
+        out[b, q] = (w / w.sum()) @ Vs[b]
+    return out.reshape(Q.shape[:-1] + V.shape[-1:])
+'''
+
 FORKED_CHILD = '''
 import mmap as _mmap, os as _os
 def chunked_attention(Q, K, V, chunk_size):
@@ -101,6 +131,8 @@ CHAPTER_12 = [
          "full attention; patches tracemalloc and the probe module's readers to report 0"),
     Case("buffer_made_before_the_call", BUFFER_BEFORE, MEMORY, None,
          "writes every score into a 256 MiB buffer made (and touched) when the cell ran"),
+    Case("scores_in_heap_blocks", HEAP_BLOCKS, MEMORY, None,
+         "stores every score in 2400 blocks of 117 KiB made when the cell ran (the C heap, not a mapping)"),
     Case("scores_in_a_forked_child", FORKED_CHILD, MEMORY, None,
          "computes every score in a forked child process and reads the output from shared memory"),
     Case("zz_control", "{solution}", (), None, "honest, graded after the attackers"),

@@ -122,10 +122,27 @@ def test_no_solution_or_hidden_test_in_the_built_html(built_text, assignment):
 MIN_TEXT_PX = 9.0
 
 
-def _png_figures(chapter: str):
+def _executed(chapter: str) -> dict:
+    """The chapter as executed: the execution cache's record of it (myst-nb writes
+    _build/jupyter_execute without outputs when it re-reads a page from that cache, as it does
+    when a page's downloadable exercise changes), else _build/jupyter_execute's copy."""
     import json
 
-    notebook = json.loads((ROOT / "_build" / "jupyter_execute" / "book" / f"{chapter}.ipynb").read_text())
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(ROOT / "_build" / ".jupyter_cache"))
+    source = str(ROOT / "book" / f"{chapter}.md")
+    record = next((r for r in cache.list_project_records() if r.uri == source), None)
+    if record is not None:
+        try:
+            return cache.get_cache_bundle(cache.get_cached_project_nb(record.pk).pk).nb
+        except Exception:  # noqa: BLE001 (not cached: the built copy)
+            pass
+    return json.loads((ROOT / "_build" / "jupyter_execute" / "book" / f"{chapter}.ipynb").read_text())
+
+
+def _png_figures(chapter: str):
+    notebook = _executed(chapter)
     shown = 0
     for cell in notebook["cells"]:
         name = cell.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("name")

@@ -797,3 +797,39 @@ _P.PROBES.update(peak_memory=_no_memory)
     memory = next(t for t in result["tests"] if t["grade_id"] == "test_chunked_memory")
     assert not memory["passed"] and memory["points"] == 0
     assert result["score"] < result["max_score"]
+
+
+@needs_sandbox
+def test_a_course_written_cell_never_costs_the_student(tmp_path):
+    """Issue 27: a student must never lose points or get a flag because of a cell the course
+    wrote. Chapter 12's closing demonstration (a course cell without nbgrader metadata) times
+    chunked_attention on (1024, 64) inputs; here that call never returns. Left as the course
+    wrote it, the cell is not run: full marks, no flag. Edited, it is the student's code: it
+    runs, and the time limit flags it."""
+    import nbformat
+
+    from tests.conftest import read_results, run_grade, source_path
+
+    chapter = "12_long_sequences"
+    for name, edit_demo in {"untouched_demo": False, "edited_demo": True}.items():
+        nb = nbformat.read(str(source_path(chapter)), as_version=4)
+        cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "chunked_attention")
+        cell.source = cell.source.replace("def chunked_attention(", "def _chunked_attention(", 1) + '''
+
+def chunked_attention(Q, K, V, chunk_size):
+    if np.shape(Q) == (1024, 64):       # the course's demonstration: never returns
+        while True:
+            pass
+    return _chunked_attention(Q, K, V, chunk_size)
+'''
+        demo = next(c for c in nb.cells if c.cell_type == "code" and "tracemalloc.start()" in c.source
+                    and not c.metadata.get("nbgrader"))
+        if edit_demo:
+            demo.source += "\nprint('my own line')\n"
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        nbformat.write(nb, str(tmp_path / "subs" / name / f"{chapter}.ipynb"))
+    run_grade(chapter, tmp_path / "subs", tmp_path / "ws", "--timeout", "5")
+    results = read_results(tmp_path / "ws", chapter)
+    untouched, edited = results["untouched_demo"], results["edited_demo"]
+    assert untouched["score"] == untouched["max_score"] and untouched["flags"] == [], untouched["flags"]
+    assert any(f["code"] == "cell-time-limit" for f in edited["flags"]), edited["flags"]

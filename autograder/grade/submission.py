@@ -99,7 +99,7 @@ MEASURED_FROM_OUTSIDE = {"peak_memory"}
 def _measured(result, meter: dict) -> dict:
     """peak_memory's result with its numbers replaced by the meter's: `peak_bytes`, the rise
     of the process's peak resident memory; `touched_bytes`, the most memory it had touched
-    during the call (buffers made before the call included); `processes`, processes and threads
+    during the call (buffers made before the call included); `processes`, processes
     it started (whose memory is not its own). Where the meter could not measure, the numbers
     are infinite and `measured` is False: no memory test can pass on them."""
     out = dict(result) if isinstance(result, dict) else {"output": None}

@@ -11,6 +11,7 @@ Everything sent back is plain data; exceptions are reported by type names and me
 """
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -152,6 +153,10 @@ def serve(sock: socket.socket, step_seconds: float = 10.0) -> None:
             protocol.send(sock, reply, out_blobs)
         except (ValueError, TypeError) as exc:
             protocol.send(sock, _error(exc))
+        # Every object made so far is left out of later garbage collections: a full
+        # collection during a measured call (the zygote's meter, server._Meter) would touch
+        # every object the notebook made, tens of MiB, and count them as the call's memory.
+        gc.freeze()
 
 
 def _output_full() -> bool:
@@ -178,6 +183,7 @@ def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
     except OSError:
         pass
     outcomes = []
+    full = False
     for index, source in enumerate(header["cells"]):
         try:
             with _time_limit(step_seconds):
@@ -185,9 +191,11 @@ def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
             error = result.error_before_exec or result.error_in_exec
         except BaseException as exc:  # noqa: BLE001
             error = exc
-        if error is not None and _output_full():
+        if not full and _output_full():
             # the cell printed past the output cap (RLIMIT_FSIZE): its write failed with EFBIG,
-            # or whatever it did next failed. Say the cause, not the OSError it surfaced as.
+            # or whatever it did next failed, or it caught that and went on. Say the cause,
+            # not the OSError it surfaced as, for the cell that reached the cap.
+            full = True
             outcomes.append("OutputLimitExceeded: the notebook printed more output than allowed")
         else:
             outcomes.append(None if error is None else f"{type(error).__name__}: {str(error)[:300]}")

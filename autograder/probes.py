@@ -8,6 +8,8 @@ and results are compared with references in the grader's process.
 """
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
 import numpy as np
@@ -77,17 +79,45 @@ def _status_bytes(field: str) -> int | None:
     return None
 
 
+# Memory a process touched, as /proc/PID/smaps shows it after its referenced bits were cleared
+# (writing 1 to /proc/PID/clear_refs). Per mapping, the touched bytes count, but never more than
+# the mapping's pages the process holds alone: pages it shares with other processes since a fork
+# (the interpreter's, torch's) are marked referenced whenever any of them touches one. Pages of
+# the system's and the course's files are code, not data. Of the C heap, the first HEAP_NOISE
+# bytes are the allocator's own traffic (it reads and writes chunk headers of the notebook's
+# small objects: 3 to 9 MiB in a measured call of chapter 12).
+HEAP_NOISE = 16 << 20
+_MAPPING = re.compile(rb"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+ *([^\n]*)\n(?:[A-Z][^\n]*\n)*?"
+                      rb"Private_Clean:\s+(\d+) kB\nPrivate_Dirty:\s+(\d+) kB\nReferenced:\s+(\d+)", re.M)
+
+
+def system_files() -> tuple[str, ...]:
+    """Where the system's and the course's code lives (its pages are code, not data)."""
+    import sys
+
+    return tuple(sorted({"/usr/", "/lib", "/opt/autograder/", "/etc/", os.path.realpath(sys.prefix) + "/",
+                         os.path.realpath(sys.base_prefix) + "/"}))
+
+
+def own_touched_bytes(smaps: bytes, system: tuple[str, ...]) -> int:
+    """The memory a process touched that is its own data (see above), from its smaps."""
+    total = heap = 0
+    for m in _MAPPING.finditer(smaps):
+        name = m.group(1).strip()
+        own = min(int(m.group(4)), int(m.group(2)) + int(m.group(3))) * 1024
+        if name == b"[heap]":
+            heap += own
+        elif not name.decode(errors="replace").startswith(system):
+            total += own
+    return total + max(0, heap - HEAP_NOISE)
+
+
 def _touched_since_cleared() -> int | None:
-    """Memory (bytes) this process has touched since its pages' referenced bits were last
-    cleared (writing 1 to /proc/self/clear_refs): buffers made earlier and filled now count."""
     try:
-        with open("/proc/self/smaps_rollup", "rb") as f:
-            for line in f:
-                if line.startswith(b"Referenced:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+        with open("/proc/self/smaps", "rb") as f:
+            return own_touched_bytes(f.read(), system_files())
+    except OSError:
+        return None
 
 
 def peak_memory(fn: Any, *args: Any, **kwargs: Any) -> dict:
@@ -107,8 +137,14 @@ def peak_memory(fn: Any, *args: Any, **kwargs: Any) -> dict:
     zygote, autograder/sandbox/server._Meter), processes started included.
     """
     import copy
+    import os
     import tracemalloc
 
+    if os.environ.get("AUTOGRADER_SANDBOX"):
+        # graded: the sandbox's zygote measures this call from outside (server._Meter) and the
+        # grader takes its numbers, never these; measuring here too would only slow the call
+        return {"output": fn(*args, **kwargs), "peak_bytes": 0, "touched_bytes": 0, "processes": 0,
+                "measured": False}
     args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:

@@ -313,15 +313,13 @@ class _Meter:
 
     * `rise`: how far its peak resident memory rose (memory it newly touched, even if freed
       before the call returned);
-    * `touched`: the most memory it had touched at once since the call started, sampled
-      every 10 ms, so a buffer made before the call and filled during it counts, and so does
-      one freed before the call returns; plus what the call added to its temporary file
-      systems (/scratch, /dev/shm: memory too). Two parts of it are the allocator's and the
-      interpreter's, not the computation's: pages of the system's and the course's files
-      (code the call ran) are left out, and of the C heap, where the allocator reads and
-      writes chunk headers of the whole notebook's small objects (10 to 45 MiB in a measured
-      call of chapter 12), only what lies beyond its first 64 MiB counts. Blocks of 128 KiB
-      or more never live in that heap (_fixed_malloc);
+    * `touched`: the most memory of its own it had touched at once since the call started
+      (probes.own_touched_bytes: shared pages, code and the allocator's heap traffic left
+      out), so a buffer made before the call and filled during it counts, and so does one
+      freed before the call returns: every 10 ms a cheap total is sampled, and the full
+      count taken when that total has grown by 8 MiB since the last full count (at most
+      every 25 ms) and at the end; plus what the call added to its temporary file systems
+      (/scratch, /dev/shm: memory too);
     * `started`: processes the submission started meanwhile (a forked child's memory is not
       the process's: a measured call may start none), seen in /proc at every sample: new
       processes of the submission's uid as root (the sandbox's own processes are root's),
@@ -331,13 +329,12 @@ class _Meter:
     effective ones, for the moment of the read): as their owner, with no capability."""
 
     INTERVAL = 0.01
-    HEAP_NOISE = 64 << 20
-    SYSTEM = tuple(sorted({"/usr/", "/lib", "/opt/autograder/", "/etc/", os.path.realpath(sys.prefix) + "/",
-                           os.path.realpath(sys.base_prefix) + "/"}))
+    FULL_EVERY, FULL_GROWTH = 0.025, 8 << 20
 
     def __init__(self, pid: int, uid: int | None):
         self.pid, self.uid, self.ok = pid, uid, True
         self.touched = self.stored = 0
+        self.total_at_full, self.full_at = 0, 0.0
         self._as_child(lambda: (self._write("clear_refs", "1"), self._write("clear_refs", "5")))
         self.hwm_start = self._hwm()
         self.known = self._processes()
@@ -409,29 +406,27 @@ class _Meter:
             return total
         return self._as_child(used) or 0
 
-    def _left_out(self) -> int | None:
-        """Referenced bytes of the system's files and of the C heap beyond HEAP_NOISE."""
+    def _own_touched(self) -> int | None:
+        from autograder.probes import own_touched_bytes, system_files
+
         def read():
-            files = heap = 0
-            name = b""
             with open(f"/proc/{self.pid}/smaps", "rb") as f:
-                for line in f:
-                    if line.startswith(b"Referenced:"):
-                        kb = int(line.split()[1])
-                        if name == b"[heap]":
-                            heap += kb
-                        elif name.decode(errors="replace").startswith(self.SYSTEM):
-                            files += kb
-                    elif b"-" in line[:20] and not line[:1].isupper():
-                        parts = line.split(None, 5)
-                        name = parts[5].strip() if len(parts) > 5 else b""
-            return files * 1024 + min(heap * 1024, self.HEAP_NOISE)
+                return own_touched_bytes(f.read(), system_files())
         return self._as_child(read)
 
+    def _full_count(self) -> None:
+        own = self._own_touched()
+        if own is not None:
+            self.touched = max(self.touched, own)
+
     def sample(self) -> None:
-        touched = self._field("smaps_rollup", b"Referenced:")
-        if touched is not None:
-            self.touched = max(self.touched, touched)
+        import time
+
+        total = self._field("smaps_rollup", b"Referenced:")
+        now = time.monotonic()
+        if total is not None and total - self.total_at_full > self.FULL_GROWTH and now - self.full_at > self.FULL_EVERY:
+            self._full_count()
+            self.total_at_full, self.full_at = total, now
         self.stored = max(self.stored, self._stored())
         fresh = self._processes() - self.known - self.new
         self.new |= {p for p in fresh if self._theirs(p)}
@@ -439,11 +434,12 @@ class _Meter:
 
     def read(self) -> dict:
         self.sample()
-        hwm, left_out = self._hwm(), self._left_out()
-        if not self.ok or None in (hwm, left_out, self.hwm_start):
+        self._full_count()
+        hwm = self._hwm()
+        if not self.ok or None in (hwm, self.hwm_start):
             return {"ok": False}
         return {"ok": True, "rise": max(0, hwm - self.hwm_start), "started": len(self.new),
-                "touched": max(0, self.touched - left_out) + max(0, self.stored - self.stored_start)}
+                "touched": self.touched + max(0, self.stored - self.stored_start)}
 
 
 def _wait_metering(pid: int, meter: socket.socket | None, uid: int | None) -> int:
@@ -491,23 +487,7 @@ def _wait_metering(pid: int, meter: socket.socket | None, uid: int | None) -> in
         meter.close()
 
 
-def _fixed_malloc() -> None:
-    """Blocks of 128 KiB or more get mappings of their own, never glibc's shared heap, and the
-    heap is never trimmed (the threshold stays fixed instead of rising with freed blocks):
-    _Meter leaves most of the heap out of what a measured call touched, so large data must
-    not live there. Every submission's process, forked from this zygote, inherits it."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(-3, 128 << 10)        # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 1 << 30)          # M_TRIM_THRESHOLD
-    except (OSError, AttributeError):
-        pass
-
-
 def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch") -> None:
-    _fixed_malloc()
     if scratch is not None:
         SCRATCH.update(root=scratch, sandboxed=False)
     control = socket.socket(fileno=control_fd)

@@ -26,7 +26,9 @@ def _cmd_release(args) -> int:
     names = course.assignments() if args.all else args.assignments
     if not names:
         raise course.CourseError("name an assignment, or pass --all")
-    for name, out in course.release(names, args.to):
+    from .release import release
+
+    for name, out in release(names, args.to):
         print(f"released {name} -> {out.relative_to(course.ROOT) if out.is_relative_to(course.ROOT) else out}",
               flush=True)
     return 0

@@ -8,8 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class CourseError(Exception):
-    """A problem the user can fix (wrong name, missing folder); one line, no traceback."""
+from .errors import CourseError  # noqa: F401  (where callers have always found it)
 
 
 def workspace() -> Path:
@@ -37,27 +36,3 @@ def nbgrader_env(extra: dict | None = None) -> dict:
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env.update(extra or {})
     return env
-
-
-def release(assignments: list[str], release_dir: Path | None = None):
-    """Generate the student notebooks of each assignment (nbgrader's generate_assignment, with
-    the course's configuration), all in this process: nbgrader is imported once, not once per
-    assignment. Yields (assignment, folder written) as each is done."""
-    for name in assignments:
-        source_notebook(name)
-    from traitlets.config.loader import PyFileConfigLoader
-
-    from . import gradebook  # noqa: F401  (alembic on PATH, nbgrader's API without the URI grammars)
-    from nbgrader.apps import NbGraderAPI
-
-    os.environ.update(nbgrader_env())
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config()
-    if release_dir is not None:
-        config.CourseDirectory.release_directory = str(release_dir)
-    api = NbGraderAPI(config=config)
-    for name in assignments:
-        outcome = api.generate_assignment(name, force=True)
-        if not outcome["success"]:
-            tail = (outcome.get("error") or outcome.get("log") or "").strip().splitlines()[-5:]
-            raise CourseError(f"nbgrader generate_assignment {name} failed:\n  " + "\n  ".join(tail))
-        yield name, (Path(release_dir) if release_dir is not None else ROOT / "exercises") / name

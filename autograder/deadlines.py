@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from .course import CourseError
+from .errors import CourseError
 
 POLICIES = ("none", "zero", "per-hour", "per-day")
 _UNIT_SECONDS = {"per-hour": 3600, "per-day": 86400}

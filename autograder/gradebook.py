@@ -65,7 +65,7 @@ _nbgrader_package_deferred()
 import nbgrader.api  # noqa: E402
 from nbgrader.api import Gradebook, InvalidEntry, MissingEntry  # noqa: E402
 
-from .course import CourseError  # noqa: E402
+from .errors import CourseError  # noqa: E402
 from .deadlines import LatePolicy, naive_utc  # noqa: E402
 
 ATTEMPTS = 8

@@ -186,7 +186,7 @@ def read_times(path: Path, roster) -> dict:
     import csv
     import io
 
-    from .course import CourseError
+    from .errors import CourseError
 
     try:
         text = Path(path).read_bytes()[:16 << 20].decode("utf-8-sig")

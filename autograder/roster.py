@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .course import CourseError
+from .errors import CourseError
 from .deadlines import parse_extension
 
 COLUMNS = ("id", "name", "email", "extension", "lms_id", "login", "section")

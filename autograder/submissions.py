@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .course import CourseError
+from .errors import CourseError
 from .flags import Flag, flag
 from .lms import RESUBMITTED
 

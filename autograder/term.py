@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from .course import CourseError
+from .errors import CourseError
 from .deadlines import LatePolicy, parse_when
 from .roster import Roster, read_roster
 

@@ -165,3 +165,43 @@ def test_figure_text_is_readable_at_the_column_width(build, chapter):
             small.append(f"{name}: {meta['text_min']!r} is {meta['text_min_px']:.1f} px "
                          f"(figure {meta['css_width']} px wide)")
     assert not small, f"{chapter}: text under {MIN_TEXT_PX:.0f} px at the column width: " + "; ".join(small)
+
+
+def test_the_menu_reads_as_text(build):
+    """The chapter menu names each page once, in plain words: the book's title only as the
+    brand (not again as a first entry), no raw TeX or Markdown ($, \\, _) in any entry."""
+    title = "Attention, from first principles"
+    for page in sorted(HTML.glob("book/*.html")):
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        nav = soup.select_one(".bd-sidebar-primary")
+        assert nav is not None, page
+        entries = [a.get_text(" ", strip=True) for a in nav.select("nav.bd-links a")]
+        assert len(entries) >= 13, (page.name, entries)
+        assert title not in entries, f"{page.name}: the book's title is a menu entry too: {entries[:2]}"
+        raw = [e for e in entries if re.search(r"[$\\_]", e)]
+        assert not raw, f"{page.name}: menu entries with raw TeX or Markdown: {raw}"
+
+
+PHONE_MIN_TEXT_PX = 6.0
+
+
+def _wide_figure_px() -> int:
+    """The width from which _ext/offline_book.py shows a figure 600 px wide on a phone."""
+    source = (ROOT / "_ext" / "offline_book.py").read_text()
+    return int(re.search(r"^WIDE_FIGURE_PX = (\d+)$", source, re.M).group(1))
+
+
+@pytest.mark.parametrize("chapter", chapters())
+def test_figure_text_is_readable_on_a_phone(build, chapter):
+    """On a 390 px phone the column is about 358 px: a figure is shown that wide, or, if it is
+    wide (several panels), 600 px in a box of its own that scrolls sideways. Either way its
+    smallest text is at least 6 px (and the figure opens full size)."""
+    wide = _wide_figure_px()
+    small = []
+    for name, meta in _png_figures(chapter):
+        width = meta["css_width"]
+        shown = 600 if width >= wide else min(width, 358)
+        px = meta["text_min_px"] * shown / min(width, 688)
+        if px < PHONE_MIN_TEXT_PX - 0.05:
+            small.append(f"{name}: {px:.1f} px ({width} px wide, shown {shown} px)")
+    assert not small, f"{chapter}: text under {PHONE_MIN_TEXT_PX:.0f} px on a phone: " + "; ".join(small)

@@ -401,8 +401,9 @@ def test_no_page_is_wider_than_a_phone(visits, path):
         pytest.fail(f"{path} is {width[0]} px wide on a {width[1]} px screen: {culprits}")
 
 
-CODE_BLOCKS = """() => Array.from(document.querySelectorAll('div.cell_input pre, div.cell_output pre'))
-    .map((p, i) => ({kind: p.closest('div.cell_output') ? 'output' : 'code', overflow: p.scrollWidth - p.clientWidth,
+CODE_BLOCKS = """() => Array.from(document.querySelectorAll('article pre'))
+    .map((p, i) => ({kind: p.closest('div.cell_output') ? 'output' : p.closest('div.cell_input') ? 'code' : 'code block',
+                     overflow: p.scrollWidth - p.clientWidth,
                      line: p.textContent.split('\\n').reduce((a, b) => b.length > a.length ? b : a, '').slice(0, 100)}))"""
 
 
@@ -416,11 +417,13 @@ def test_79_characters_fit_the_code_column(visits):
     assert spare >= 0, "a 79-character line scrolls in a code cell at 1280 px"
 
 
-@pytest.mark.parametrize("path", CHAPTERS)
+@pytest.mark.parametrize("path", PAGES)
 def test_code_cells_and_outputs_do_not_scroll_sideways(visits, path):
+    """Every preformatted block of a page (code cells, their outputs, and the code blocks of
+    the prose: shell commands, file listings) fits the column at 1280 px."""
     blocks = visits(path).page.evaluate(CODE_BLOCKS)
     wide = [b for b in blocks if b["overflow"] > 1]
-    assert not wide, (f"{path}: {len(wide)} of {len(blocks)} code cells/outputs scroll sideways at 1280 px, "
+    assert not wide, (f"{path}: {len(wide)} of {len(blocks)} code cells/outputs/blocks scroll sideways at 1280 px, "
                       f"e.g. {wide[0]['kind']}: {wide[0]['line']!r}")
 
 
@@ -553,3 +556,22 @@ def test_whole_book_pdf(site):
             math.decompose()
         title = re.sub(r"\s+", " ", h1.get_text()).strip()
         assert text.count(title) >= 2, f"the PDF lacks chapter {title!r} (in its contents and as a heading)"
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_wide_figures_keep_their_labels_on_a_phone(visits, path):
+    """On a phone a wide, multi-panel figure keeps 600 px and scrolls sideways in its own box
+    (tests/test_book.py checks its labels are then at least 6 px); the page stays as wide as
+    the screen."""
+    v = visits(path, PHONE)
+    wide, marked = v.page.evaluate("""() => [Array.from(document.querySelectorAll('article img'))
+        .filter(i => parseInt((i.getAttribute('style') || '').replace(/.*width:\\s*/, '')) >= 700).length,
+        document.querySelectorAll('a.figure-wide').length]""")
+    assert wide == marked, f"{path}: {wide} figures are 700 px or wider, {marked} are marked wide"
+    shown = v.page.evaluate("""() => Array.from(document.querySelectorAll('a.figure-wide')).map(a => ({
+        img: a.querySelector('img').getBoundingClientRect().width, box: a.getBoundingClientRect().width,
+        scrolls: a.scrollWidth > a.clientWidth}))""")
+    for figure in shown:
+        assert figure["img"] >= 590 and figure["box"] <= PHONE and figure["scrolls"], f"{path}: {figure}"
+    width = v.page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
+    assert width[0] <= width[1], f"{path} is {width[0]} px wide on a {width[1]} px screen"

@@ -558,3 +558,15 @@ def test_whole_book_pdf(site):
             math.decompose()
         title = re.sub(r"\s+", " ", h1.get_text()).strip()
         assert text.count(title) >= 2, f"the PDF lacks chapter {title!r} (in its contents and as a heading)"
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_sliders_are_slim_with_a_touch_sized_hit_area(visits, path):
+    """Every slider (chapters 03 and 06) keeps the browser's slim track and is at least 24 px
+    tall on a phone, where a finger taps it."""
+    sliders = visits(path, PHONE).page.evaluate("""() => Array.from(document.querySelectorAll(
+        'article input[type=range]')).map(s => ({id: s.id, height: s.getBoundingClientRect().height,
+        appearance: getComputedStyle(s).appearance}))""")
+    for s in sliders:
+        assert s["height"] >= 24, f"{path}: slider #{s['id']} is {s['height']:.0f} px tall (at least 24 px)"
+        assert s["appearance"] == "auto", f"{path}: slider #{s['id']} is restyled ({s['appearance']})"

@@ -195,4 +195,4 @@ def setup(app):
     app.connect("html-page-context", _drop_thebe, priority=900)
     # env_version: a new version re-reads and re-writes every page (not re-executes): raise it
     # when this file changes what the pages contain.
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 5}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 6}

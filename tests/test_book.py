@@ -205,3 +205,54 @@ def test_figure_text_is_readable_on_a_phone(build, chapter):
         if px < PHONE_MIN_TEXT_PX - 0.05:
             small.append(f"{name}: {px:.1f} px ({width} px wide, shown {shown} px)")
     assert not small, f"{chapter}: text under {PHONE_MIN_TEXT_PX:.0f} px on a phone: " + "; ".join(small)
+
+
+# The menu (sidebar) and the page titles are plain text: a title's TeX (d_k, \sqrt, $...$) is
+# not rendered there, so chapter titles use Unicode (√dₖ).
+def _book_pages() -> list[Path]:
+    """The landing page (book/index.html), the chapters and the references; the root
+    index.html is only a redirect to the landing page."""
+    return [p for p in [HTML / "index.html", *sorted((HTML / "book").glob("*.html"))]
+            if "<title>" in p.read_text()]
+
+
+def test_menu_entries_and_page_titles_have_no_raw_tex(build):
+    raw = []
+    for page in _book_pages():
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        texts = [a.get_text(" ", strip=True) for a in soup.select("nav.bd-docs-nav a")]
+        texts += [soup.title.get_text(strip=True), *(h.get_text(" ", strip=True) for h in soup.select("article h1"))]
+        raw += [f"{page.name}: {t!r}" for t in texts if re.search(r"[_\\$^{}]", t)]
+    assert not raw, "raw TeX in the menu or a page title: " + "; ".join(sorted(set(raw))[:6])
+
+
+def test_book_title_shows_once_in_the_sidebar(build):
+    title = re.search(r'^title:\s*"([^"]+)"', (ROOT / "_config.yml").read_text(), re.M).group(1)
+    for page in _book_pages():
+        sidebar = BeautifulSoup(page.read_text(), "html.parser").select_one("#pst-primary-sidebar")
+        shown = [e for e in sidebar.find_all(string=re.compile(re.escape(title)))]
+        alts = [img for img in sidebar.select("img[alt]") if title in img["alt"]]
+        assert len(shown) + len(alts) == 1, f"{page.name}: the book's title shows {len(shown) + len(alts)} times in the sidebar"
+
+
+# A bibliography entry names its year once: not "ICLR. 2015. arXiv:1409.0473, 2014." Page
+# ranges and arXiv numbers are not years. Two years are right only where an entry says where
+# a preprint was published later (listed here, with the reason).
+TWO_YEARS_RIGHT = {  # a word of the entry's title: why
+    "RoFormer": "su2021roformer, the 2021 arXiv preprint, published in Neurocomputing 568 (2024)",
+    "FlashAttention-2": "dao2023flashattention, the 2023 arXiv preprint, published at ICLR 2024",
+}
+_YEAR = re.compile(r"(?<![\d.:\u2013-])(?:19|20)\d\d(?![\d.]?\d|[\u2013-])")
+
+
+def test_bibliography_entries_name_one_year(build):
+    soup = BeautifulSoup((HTML / "book" / "references.html").read_text(), "html.parser")
+    entries = soup.select("div.citation")
+    assert len(entries) >= 20, f"only {len(entries)} bibliography entries"
+    doubled = []
+    for entry in entries:
+        text = entry.get_text(" ", strip=True)
+        years = set(_YEAR.findall(text))
+        if len(years) > 1 and not any(word in text for word in TWO_YEARS_RIGHT):
+            doubled.append(repr(text[:160]))
+    assert not doubled, "bibliography entries with two different years: " + "; ".join(doubled)

@@ -111,6 +111,8 @@ class DaskPool:
         """Dask places the tasks; nothing to stop."""
 
     def run(self, tasks: list[tuple], on_result) -> None:
+        from concurrent.futures import CancelledError
+
         from distributed import wait
         from distributed.scheduler import KilledWorker
 
@@ -130,6 +132,8 @@ class DaskPool:
                         done, _ = wait(list(futures), timeout=1.0, return_when="FIRST_COMPLETED")
                 except TimeoutError:
                     done = set()
+                except (CancelledError, OSError) as exc:   # FuturesCancelledError: scheduler-connection-lost
+                    raise course.CourseError(self._lost()) from exc
                 if self.client.status != "running":
                     lost_since = lost_since or time.monotonic()
                     if time.monotonic() - lost_since > LOST_SECONDS:

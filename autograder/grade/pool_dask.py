@@ -32,6 +32,8 @@ from .phases import Phases
 
 
 LOST_SECONDS = 20.0          # the scheduler unreachable this long: the run stops
+SECURITY = None              # a distributed.security.Security a script built (docs/cluster/slurm.py:
+                             # Security.temporary()): used for every connection instead of TLS files
 
 
 def connect(settings: dict):
@@ -41,7 +43,9 @@ def connect(settings: dict):
 
     address, tls = settings["address"], settings.get("tls") or {}
     kwargs = {"timeout": "15s", "set_as_default": False}
-    if tls:
+    if SECURITY is not None:
+        kwargs["security"] = SECURITY
+    elif tls:
         from distributed.security import Security
 
         missing = [k for k in ("ca", "cert", "key") if not tls.get(k)]

@@ -271,3 +271,24 @@ def test_a_lost_scheduler_stops_the_run_and_the_same_command_resumes(cluster, tm
     counts = collections.Counter(line.split()[0] for line in log.read_text().splitlines())
     assert counts == {f"s{i:02d}": 1 for i in range(8)}, counts
     assert f"{8 - graded} graded now" in proc.stdout
+
+
+def test_term_toml_names_the_cluster_and_its_tls_files(tmp_path):
+    from autograder.term import resolve
+
+    (tmp_path / "term.toml").write_text('cluster = "scheduler.json"\ncluster_tls_ca = "ca.pem"\n'
+                                        'cluster_tls_cert = "/etc/grading/me.pem"\n')
+    terms = resolve(tmp_path, A)
+    assert terms.cluster == str(tmp_path / "scheduler.json")
+    assert terms.cluster_tls == {"ca": str(tmp_path / "ca.pem"), "cert": "/etc/grading/me.pem", "key": None}
+    (tmp_path / "term.toml").write_text('cluster = "tls://grading.example.org:8786"\n')
+    assert resolve(tmp_path, A).cluster == "tls://grading.example.org:8786"
+
+
+def test_unsafe_and_cluster_are_refused_together(tmp_path):
+    (tmp_path / "subs" / "s00").mkdir(parents=True)
+    proc = run_grade(A, tmp_path / "subs", tmp_path / "ws", "--cluster", "tcp://127.0.0.1:9", "--unsafe-no-sandbox",
+                     check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("autograder: error: --unsafe-no-sandbox and --cluster: nothing is graded "
+                                   "unsandboxed on a cluster")

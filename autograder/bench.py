@@ -246,7 +246,8 @@ def dask_comparison(tmp: Path, workers: int | None = None, sizes=(10, 40), round
     for n in (1, 2):
         cluster = LocalCluster(tmp, n)
         try:
-            _grade_timed(tmp, HEAVIEST, _copies(tmp, HEAVIEST, 2), ["--cluster", str(cluster.file)])   # warm
+            # untimed: every worker's first sandbox (two tasks each, so that each worker gets some)
+            _grade_timed(tmp, HEAVIEST, _copies(tmp, HEAVIEST, 2 * n), ["--cluster", str(cluster.file)])
             seconds = _grade_timed(tmp, HEAVIEST, subs, ["--cluster", str(cluster.file)])
         finally:
             cluster.stop()

@@ -20,6 +20,11 @@ its tests import torch), all measured in one run on this machine:
 4. Every chapter's marginal cost (`--chapters`, also part of the full bench): its solution
    notebook graded as 3 and as 9 submissions, after one untimed run; (t9 - t3) / 6 per
    submission, beside the 1 s a chapter may cost.
+5. The local fork server against a local Dask cluster (`--dask`, also part of the full bench):
+   a `dask scheduler` and as many `dask worker --nthreads 1` processes as the local run has
+   workers, on this machine; fixed and marginal cost of each on 02_similarity (classes of 10
+   and 40, after one untimed run each), the scheduler's own cost per task (200 empty tasks),
+   and the heaviest chapter graded on 1 and on 2 Dask workers.
 
 A benchmark, not a test: it reports, it does not fail on slowness (it fails when the two
 graders disagree).
@@ -151,6 +156,107 @@ def chapter_costs(tmp: Path, small: int = 3, large: int = 9) -> list[tuple[str, 
     return out
 
 
+HEAVIEST = "12_long_sequences"     # the chapter whose grading costs most per submission
+
+
+class LocalCluster:
+    """A `dask scheduler` and `workers` `dask worker` processes on this machine, stopped on exit."""
+
+    def __init__(self, tmp: Path, workers: int):
+        self.folder = Path(tempfile.mkdtemp(prefix="cluster-", dir=tmp))
+        self.file = self.folder / "scheduler.json"
+        env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+        dask = str(Path(sys.executable).parent / "dask")
+        common = dict(cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.procs = [subprocess.Popen([sys.executable, dask, "scheduler", "--no-dashboard", "--port", "0",
+                                        "--host", "127.0.0.1", "--scheduler-file", str(self.file)], **common)]
+        deadline = time.time() + 60
+        while not self.file.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        self.procs += [subprocess.Popen([sys.executable, dask, "worker", "--nthreads", "1", "--nworkers", "1",
+                                         "--no-dashboard", "--host", "127.0.0.1", "--scheduler-file",
+                                         str(self.file)], **common) for _ in range(workers)]
+        from distributed import Client
+
+        with Client(scheduler_file=str(self.file), set_as_default=False) as client:
+            client.wait_for_workers(workers, timeout=120)
+
+    def task_overhead(self, n: int = 200) -> float:
+        """Seconds the scheduler adds per task: n empty tasks, submitted and gathered."""
+        from distributed import Client
+
+        with Client(scheduler_file=str(self.file), set_as_default=False) as client:
+            client.gather(client.map(int, range(20), pure=False))           # warm
+            start = time.perf_counter()
+            client.gather(client.map(int, range(n), pure=False))
+            return (time.perf_counter() - start) / n
+
+    def stop(self) -> None:
+        import signal
+
+        for proc in self.procs:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+
+
+def _grade_timed(tmp: Path, assignment: str, subs: Path, extra: list[str]) -> float:
+    ws = Path(tempfile.mkdtemp(prefix="ws-", dir=tmp))
+    seconds, _ = run([sys.executable, "-m", "autograder", "grade", assignment, str(subs), "--workspace", str(ws),
+                      "--quiet", *extra])
+    shutil.rmtree(ws, ignore_errors=True)
+    return seconds
+
+
+def _copies(tmp: Path, assignment: str, n: int) -> Path:
+    subs = tmp / f"{assignment}-copies{n}"
+    if not subs.exists():
+        source = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
+        for i in range(n):
+            (subs / f"s{i:02d}").mkdir(parents=True)
+            shutil.copy(source, subs / f"s{i:02d}" / f"{assignment}.ipynb")
+    return subs
+
+
+def dask_comparison(tmp: Path, workers: int | None = None, sizes=(10, 40), rounds: int = 2) -> dict:
+    """The local fork server and a local Dask cluster with the same number of workers."""
+    workers = workers or os.cpu_count() or 1
+    for n in sizes:
+        if not (tmp / f"class{n}").exists():
+            make_submissions(tmp / f"class{n}", n)
+    cluster = LocalCluster(tmp, workers)
+    out = {}
+    try:
+        ways = {"local": ["--workers", str(workers)], "dask": ["--cluster", str(cluster.file)]}
+        for way, extra in ways.items():
+            _grade_timed(tmp, A, tmp / f"class{sizes[0]}", extra)                 # untimed: caches, warm sandboxes
+            points = [(n, _grade_timed(tmp, A, tmp / f"class{n}", extra)) for _ in range(rounds) for n in sizes]
+            out[way] = fit(medians([points]))
+            print(f"  {way:<5} ({workers} workers): " + ", ".join(f"{n}: {t:.2f} s" for n, t in points)
+                  + f"; fixed {out[way][0]:.2f} s, marginal {out[way][1]:.3f} s per submission", flush=True)
+        ratio = out["dask"][1] / out["local"][1] if out["local"][1] > 0 else float("nan")
+        print(f"Dask marginal / local marginal on {A}: {ratio:.2f} (target: at most 1.5)", flush=True)
+        out["task_overhead"] = cluster.task_overhead()
+        print(f"  the scheduler's cost per task (200 empty tasks): {out['task_overhead'] * 1000:.1f} ms", flush=True)
+    finally:
+        cluster.stop()
+    subs = _copies(tmp, HEAVIEST, 6)
+    for n in (1, 2):
+        cluster = LocalCluster(tmp, n)
+        try:
+            # untimed: every worker's first sandbox (two tasks each, so that each worker gets some)
+            _grade_timed(tmp, HEAVIEST, _copies(tmp, HEAVIEST, 2 * n), ["--cluster", str(cluster.file)])
+            seconds = _grade_timed(tmp, HEAVIEST, subs, ["--cluster", str(cluster.file)])
+        finally:
+            cluster.stop()
+        out[f"heaviest{n}"] = seconds
+        print(f"  {HEAVIEST}, 6 submissions on {n} Dask worker{'s' if n > 1 else ''}: {seconds:.2f} s "
+              f"({6 / seconds:.2f} submissions/s)", flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
@@ -159,7 +265,17 @@ def main(argv=None) -> int:
     parser.add_argument("--no-stock", action="store_true", help="skip stock nbgrader (it takes minutes)")
     parser.add_argument("--chapters", action="store_true",
                         help="only every chapter's marginal cost (its solution graded as 3 and as 9 submissions)")
+    parser.add_argument("--dask", action="store_true",
+                        help="only the local fork server against a local Dask cluster (and 1 vs 2 Dask workers)")
     args = parser.parse_args(argv)
+    if args.dask:
+        tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))
+        try:
+            print(f"local fork server against a local Dask cluster ({os.cpu_count()} cores)", flush=True)
+            dask_comparison(tmp)
+            return 0
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     if args.chapters:
         tmp = Path(tempfile.mkdtemp(prefix="bench-chapters-"))
         try:
@@ -205,6 +321,8 @@ def main(argv=None) -> int:
             print(f"  {label}: {seconds:.2f} s (median of 3)", flush=True)
         print("every chapter's marginal cost (its solution graded as 3 and as 9 submissions):", flush=True)
         chapter_costs(tmp)
+        print("the local fork server against a local Dask cluster:", flush=True)
+        dask_comparison(tmp)
 
         if args.no_stock:
             return 0

@@ -12,6 +12,8 @@ every run: `term.toml` in the workspace (`grading/term.toml`), written by the in
     timezone = "Europe/Berlin"            # times without a zone, and every time shown (default UTC)
     late_marker_hours = 1                 # Canvas's LATE marker: counted as this many hours late
     db = "postgresql://grader@db.example.org/course"   # optional; else WORKSPACE/gradebook.db
+    cluster = "tls://grading.example.org:8786"  # optional: grade on this Dask cluster (--cluster)
+    cluster_tls_ca = "ca.pem"             # with cluster_tls_cert and cluster_tls_key: TLS to it
 
     [02_similarity]
     due = "2025-03-14T23:59:00+01:00"     # or a date alone: the end of that day, in timezone
@@ -21,7 +23,7 @@ every run: `term.toml` in the workspace (`grading/term.toml`), written by the in
 A table whose name is not an assignment of the course is refused, with the nearest name:
 a misspelt [02_simlarity] would otherwise leave the run without a deadline.
 
-The options `--due`, `--late-policy`, `--late-floor`, `--roster`, `--times` and `--db` override the
+The options `--due`, `--late-policy`, `--late-floor`, `--roster`, `--times`, `--db` and `--cluster` override the
 file for one run (`--late-policy` replaces the file's floor too).
 """
 from __future__ import annotations
@@ -36,7 +38,8 @@ from .deadlines import LatePolicy, parse_when
 from .roster import Roster, read_roster
 
 FILE = "term.toml"
-TOP_KEYS = {"roster", "late_policy", "late_floor", "db", "timezone", "late_marker_hours"}
+TOP_KEYS = {"roster", "late_policy", "late_floor", "db", "timezone", "late_marker_hours",
+            "cluster", "cluster_tls_ca", "cluster_tls_cert", "cluster_tls_key"}
 ASSIGNMENT_KEYS = {"due", "late_policy", "late_floor", "times"}
 
 
@@ -49,6 +52,8 @@ class Terms:
     origin: tuple[str, str]     # where the deadline and the policy came from, for the summary
     late_marker_hours: float = 1.0   # how late a submission Canvas marked LATE counts as
     times: Path | None = None        # a file of submission times from the LMS (lms.read_times)
+    cluster: str | None = None       # a Dask scheduler's address or scheduler file (pool_dask.py)
+    cluster_tls: dict | None = None  # {"ca", "cert", "key"}: TLS files for the cluster
 
     def out_of(self, max_score: float) -> "Terms":
         """These terms for an assignment worth `max_score` points (penalties are in points)."""
@@ -133,7 +138,17 @@ def resolve(workspace: Path, assignment: str, *, due: str | None = None,
         raise CourseError(f"submission times {times_path} does not exist")
     return Terms(due=when, policy=policy, roster=read_roster(roster_path) if roster_path else None,
                  db=db or data.get("db"), origin=(due_origin, policy_origin), late_marker_hours=marker,
-                 times=times_path)
+                 times=times_path, cluster=_relative(path.parent, data.get("cluster")),
+                 cluster_tls={k: _relative(path.parent, data.get(f"cluster_tls_{k}")) for k in ("ca", "cert", "key")})
+
+
+def _relative(folder: Path, value) -> str | None:
+    """A scheduler file or TLS file named in term.toml is relative to the file's folder; an
+    address (tcp://, tls://, ...) is kept as written."""
+    if not value:
+        return None
+    text = str(value)
+    return text if "://" in text or Path(text).is_absolute() else str(folder / text)
 
 
 __all__ = ["Terms", "resolve", "FILE"]

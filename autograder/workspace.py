@@ -120,11 +120,10 @@ class Workspace:
         """What decides a grade besides the submission itself: the instructor's notebook (tests,
         points), the grader's code, the limits and the secret. A result is reused only while
         all of these are unchanged."""
+        from .grade import course_version
+
         h = hashlib.sha256()
-        h.update(Path(source_path).read_bytes())
-        for module in sorted(PACKAGE_DIR.rglob("*.py")):
-            h.update(module.relative_to(PACKAGE_DIR).as_posix().encode())
-            h.update(module.read_bytes())
+        h.update(course_version(source_path).encode())
         h.update(json.dumps(asdict(limits), sort_keys=True).encode())
         h.update(hashlib.sha256(secret.encode()).digest())
         return h.hexdigest()

@@ -415,7 +415,7 @@ def test_a_worker_lost_with_a_submission_sent_ahead_costs_only_the_one_it_was_gr
 
     from tests.conftest import SANDBOX
 
-    from autograder.grade.run import _Pool
+    from autograder.grade.pool_local import LocalPool as _Pool
     from autograder.notebook import load_source, source_imports
     from autograder.sandbox.host import Limits
 

@@ -27,8 +27,12 @@ def _start_fork_server(assignment: str) -> bool:
     return True
 
 
+def _tls(args) -> dict:
+    return {k: getattr(args, f"tls_{k}") for k in ("ca", "cert", "key") if getattr(args, f"tls_{k}")}
+
+
 def _cmd_grade(args) -> int:
-    started = _start_fork_server(args.assignment)
+    started = not args.cluster and _start_fork_server(args.assignment)     # on a cluster: not needed
     try:
         from ..sandbox.host import Limits
         from .run import grade
@@ -39,7 +43,7 @@ def _cmd_grade(args) -> int:
                         db_url=args.db, limits=limits, regrade=args.regrade, unsafe=args.unsafe_no_sandbox,
                         quiet=args.quiet, due=args.due, late_policy=args.late_policy,
                         late_floor=args.late_floor, roster=args.roster, students=args.student or (),
-                        flagged=args.flagged, times=args.times)
+                        flagged=args.flagged, times=args.times, cluster=args.cluster, tls=_tls(args))
     finally:
         if started:
             from . import forkserver
@@ -131,7 +135,53 @@ def add_grade_parser(sub) -> None:
     p.add_argument("--unsafe-no-sandbox", action="store_true",
                    help="run student code without bubblewrap isolation (trusted notebooks only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _cluster_arguments(p)
     p.set_defaults(func=_cmd_grade)
+
+    c = sub.add_parser("cluster-check", help="which workers of a Dask cluster can grade, and with what versions",
+                       description="Ask every worker of a Dask cluster whether it can grade: its host, whether "
+                                   "it can sandbox (bubblewrap, user namespaces), whether its course (tests, "
+                                   "solutions, grader) is this one's, and its torch and grader versions. Exit "
+                                   "status 0 only when every worker can grade.")
+    c.add_argument("--assignment", action="append", metavar="NAME",
+                   help="compare this assignment's course version (repeatable; default: every assignment)")
+    _cluster_arguments(c, required=True)
+    c.set_defaults(func=_cmd_cluster_check)
+
+
+def _cluster_arguments(p, required: bool = False) -> None:
+    g = p.add_argument_group("a Dask cluster (see autograder/README.md, 'Grading on a Dask cluster')")
+    g.add_argument("--cluster", metavar="ADDRESS", required=required,
+                   help="grade on this Dask cluster's workers: a scheduler address (tcp://host:8786, "
+                        "tls://host:8786) or a scheduler file (JSON); default: term.toml's cluster, else this "
+                        "machine")
+    g.add_argument("--tls-ca", metavar="FILE", help="TLS to the scheduler: the CA certificate")
+    g.add_argument("--tls-cert", metavar="FILE", help="TLS to the scheduler: this client's certificate")
+    g.add_argument("--tls-key", metavar="FILE", help="TLS to the scheduler: this client's private key")
+
+
+def _cmd_cluster_check(args) -> int:
+    from .. import course
+    from . import course_version, grader_version
+    from .pool_dask import connect, survey
+
+    versions = {a: course_version(course.source_notebook(a)) for a in (args.assignment or course.assignments())}
+    client = connect({"address": args.cluster, "tls": _tls(args)})
+    try:
+        reports = survey(client, versions)
+    finally:
+        client.close(timeout=5)
+    able = 0
+    for address, found in sorted(reports.items()):
+        ok = found["sandbox"] is None and not found["differs"]
+        able += ok
+        course_text = "same" if not found["differs"] else f"DIFFERS ({_names(found['differs'], 3)})"
+        print(f"{address}  host {found['host']}  sandbox {'yes' if found['sandbox'] is None else 'NO: ' + found['sandbox']}"
+              f"  course {course_text}  torch {found['torch']}  grader {found['grader']}"
+              f"{'' if found['grader'] == grader_version()[:12] else ' (this one: ' + grader_version()[:12] + ')'}"
+              f"  {'can grade' if ok else 'REFUSES'}")
+    print(f"{able} of {len(reports)} workers can grade")
+    return 0 if reports and able == len(reports) else 1
 
 
 __all__ = ["add_grade_parser"]

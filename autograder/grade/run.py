@@ -14,268 +14,21 @@ the student's id, so re-grading gives identical results.
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import subprocess
 import sys
 import threading
 import time
-from multiprocessing.connection import wait
 from pathlib import Path
 
 from .. import course
 from ..flags import Flag, flag
-from . import digest, forkserver, student_salt
+from . import digest, student_salt
+from .phases import Phases
+from .pool import open_pool
 from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, source_imports
-from ..sandbox.host import Limits, bwrap_path, remove_stale_cgroups
+from ..sandbox.host import Limits, bwrap_path, sandbox_problem
 from ..submissions import Submission, collect
 from ..workspace import Workspace
-
-
-# ------------------------------------------------------------------------ phases
-class _Phases:
-    """When each phase of a run ended, in seconds since this process started (interpreter
-    start and imports included), and the CPU time this process used (its children not
-    included). `AUTOGRADER_PHASES=1` prints them as one line on stderr
-    (`make bench-grading` does): where a run's fixed cost goes."""
-
-    def __init__(self):
-        self.marks: list[tuple[str, float]] = []
-        try:
-            ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
-            self.start = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError, AttributeError):
-            self.start = None
-        self.base = time.monotonic()
-
-    def mark(self, what: str, once: bool = False) -> None:
-        if once and any(w == what for w, _ in self.marks):
-            return
-        self.marks.append((what, time.monotonic() - self.base + (self.start or 0.0)))
-
-    def report(self) -> None:
-        if os.environ.get("AUTOGRADER_PHASES"):
-            origin = "process start" if self.start is not None else "grade() called"
-            cpu = sum(os.times()[:2])            # this process's threads, not its children
-            print(f"phases: (s since {origin}) " + "; ".join(f"{w} {t:.2f}" for w, t in self.marks)
-                  + f"; CPU of this process {cpu:.2f}", file=sys.stderr, flush=True)
-
-
-# ------------------------------------------------------------------------ workers
-def _worker_entry(*args) -> None:
-    """A grading worker's first call (worker.py has the rest). Workers are forked from a
-    server that has imported worker.py and the assignment's modules (torch...) once; this
-    process, which only reads, writes and waits, imports none of them."""
-    from .worker import main
-
-    main(*args)
-
-
-class _Worker:
-    """A worker as the parent sees it: the submission it grades (`task`, since `started`),
-    and the next one, sent ahead (`queued`): the worker reads it the moment it has sent its
-    result, without waiting for this process to write that result and send it more work."""
-
-    def __init__(self, ctx, slot: int, source_path: Path, limits: Limits, unsafe: bool):
-        self.slot = slot
-        self.conn, theirs = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_entry, args=(theirs, slot, str(source_path), limits, unsafe),
-                                daemon=True, name=f"grading-worker-{slot}")
-        self.proc.start()
-        theirs.close()
-        self.ready = self.released = False
-        self.task: tuple | None = None
-        self.queued: tuple | None = None
-        self.started = 0.0
-        self.room = _send_room(self.conn)
-
-    def give(self, task: tuple) -> None:
-        self.task, self.started = task, time.monotonic()
-        self.conn.send(task)
-
-    def give_ahead(self, task: tuple) -> bool:
-        """Send the next submission while this one is graded, if it fits in the connection's
-        buffer (a send that had to wait for the worker would hold up every other worker)."""
-        if self.task is None or self.queued is not None or len(task[2] or b"") > self.room:
-            return False
-        self.queued = task
-        self.conn.send(task)
-        return True
-
-    def done(self) -> None:
-        """Its result arrived: the task sent ahead, if any, is being graded from now."""
-        self.task, self.queued = self.queued, None
-        if self.task is not None:
-            self.started = time.monotonic()
-
-    def release(self, kill: bool = False) -> None:
-        """Tell the worker to end, without waiting for it: it takes its sandbox down while
-        this process writes the last results. Killed if asked, or if still warming up."""
-        kill = kill or not self.ready         # still warming up: nothing to finish
-        if not kill and not self.released:
-            try:
-                self.conn.send(None)
-            except OSError:
-                kill = True
-        self.released = True
-        if kill:
-            self.proc.kill()
-
-    def stop(self, kill: bool = False) -> None:
-        self.release(kill)
-        self.proc.join(timeout=10)
-        self.conn.close()
-
-
-def _send_room(conn) -> int:
-    """How many bytes of a submission may be sent ahead on `conn` without blocking: a quarter
-    of its send buffer, raised to 4 MiB where the system allows (what Linux reports is twice
-    what it reserves for data, so this leaves a wide margin)."""
-    import socket
-
-    sock = socket.socket(fileno=os.dup(conn.fileno()))
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
-    except OSError:
-        pass
-    try:
-        return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4
-    except OSError:
-        return 0
-    finally:
-        sock.close()
-
-
-class _Pool:
-    """Workers the parent watches: a task that outlives `limits.grace_seconds`, or a worker
-    that dies, costs that student a flagged 0 and the worker is replaced."""
-
-    def __init__(self, n: int, source_path: Path, limits: Limits, unsafe: bool, warm: tuple[str, ...] = (),
-                 phases: _Phases | None = None):
-        # Workers fork from a server process that imports, once, what every worker needs:
-        # the grading code and the modules the assignment's cells import. A fresh
-        # interpreter per worker (spawn) would import torch once per worker.
-        self.ctx = mp.get_context("forkserver")
-        # Each worker's sandboxes are forked from its state before it reads anything secret
-        # (template.py): what the fork server and the workers get of this process must hold
-        # no secret either. The command line (a --db URL may carry a password) is left out
-        # of what each worker is sent; the fork server starts with a reduced environment.
-        self.argv, sys.argv = sys.argv, sys.argv[:1]
-        forkserver.start(warm)          # unless `autograder grade` started it already
-        self.source_path, self.limits, self.unsafe = source_path, limits, unsafe
-        self.phases = phases or _Phases()
-        self.next_slot, self.size, self.closed = 0, n, False
-        self.workers: list[_Worker] = []
-        self.failed_starts = 0
-        self.start_error: Exception | None = None
-        # The first worker's start waits for the fork server's imports: let this process
-        # go on with its own work (the gradebook, reading the submissions) meanwhile.
-        self._starting = threading.Thread(target=self._start, args=(n,), name="start-workers", daemon=True)
-        self._starting.start()
-
-    def _start(self, n: int) -> None:
-        try:
-            for _ in range(n):
-                self.workers.append(self._spawn())
-            self.phases.mark("workers forked")
-        except Exception as exc:  # noqa: BLE001 (reported where the pool is next used)
-            self.start_error = exc
-
-    def started(self) -> None:
-        self._starting.join()
-        if self.start_error is not None or not self.workers:
-            raise course.CourseError(f"the grading workers could not be started: {self.start_error}")
-
-    def trim(self, needed: int) -> None:
-        """No more workers than submissions to grade."""
-        self._starting.join()
-        for w in self.workers[needed:]:
-            self.workers.remove(w)
-            w.stop(kill=True)
-
-    def _spawn(self) -> _Worker:
-        slot = self.next_slot % 64          # slots name uids and cgroups; they are reused
-        self.next_slot += 1
-        return _Worker(self.ctx, slot, self.source_path, self.limits, self.unsafe)
-
-    def _replace(self, worker: _Worker) -> None:
-        worker.stop(kill=True)
-        self.workers[self.workers.index(worker)] = self._spawn()
-
-    def run(self, tasks: list[tuple], on_result) -> None:
-        self.started()
-        queue = list(tasks)
-
-        def feed(w: _Worker) -> None:
-            if w.ready and w.task is None and queue:
-                w.give(queue.pop(0))
-            # one more ahead, while there is more work than workers (at the end, a task sent
-            # ahead to one worker could wait while another is idle)
-            if w.ready and len(queue) > len(self.workers) and w.give_ahead(queue[0]):
-                queue.pop(0)
-
-        while queue or any(w.task for w in self.workers):
-            for w in self.workers:
-                feed(w)
-            ready = wait([w.conn for w in self.workers] + [w.proc.sentinel for w in self.workers], timeout=1.0)
-            for w in list(self.workers):
-                if w.conn in ready:
-                    try:
-                        kind, payload = w.conn.recv()
-                    except (EOFError, OSError):
-                        self._lost(w, on_result, "the grading worker ended unexpectedly", queue)
-                        continue
-                    if kind == "ready":
-                        w.ready, self.failed_starts = True, 0
-                        self.phases.mark("a worker ready", once=True)
-                        feed(w)
-                    elif kind == "result":
-                        w.done()
-                        self.phases.mark("first result", once=True)
-                        feed(w)          # the worker goes on while this process writes the result
-                        on_result(payload)
-                    elif kind == "unavailable":
-                        raise course.CourseError(f"the sandbox could not start: {payload}")
-                elif w.proc.sentinel in ready or not w.proc.is_alive():
-                    self._lost(w, on_result, "the grading worker ended unexpectedly", queue)
-                elif w.task and time.monotonic() - w.started > self.limits.grace_seconds:
-                    self._lost(w, on_result, None, queue)
-
-    def _lost(self, w: _Worker, on_result, why: str | None, queue: list) -> None:
-        """The submission being graded is flagged; the one sent ahead was not started, and is
-        graded by another worker."""
-        task = w.task
-        if w.queued is not None:
-            queue.insert(0, w.queued)
-        if not w.ready:
-            self.failed_starts += 1
-            if self.failed_starts >= 3:
-                raise course.CourseError("grading workers keep failing to start; run with a single "
-                                         "submission to see why")
-        self._replace(w)
-        if task is not None:
-            student, assignment, _data, name, _problem, salt = task
-            seconds = self.limits.grace_seconds
-            problem = flag("unresponsive", seconds=seconds) if why is None else flag("internal", detail=why)
-            on_result({"student": student, "abandoned": problem.to_dict(), "notebook": name})
-
-    def release(self) -> None:
-        """Tell every worker to end; `close` waits for them."""
-        self._starting.join()
-        for w in self.workers:
-            w.release(kill=w.task is not None)
-
-    def close(self) -> None:
-        self._starting.join()
-        if self.closed:
-            return
-        self.closed = True
-        self.release()                       # all of them at once, then wait for each
-        for w in self.workers:
-            w.stop()
-        forkserver.stop()
-        remove_stale_cgroups()
-        sys.argv = self.argv
 
 
 # ------------------------------------------------------------------------ helpers
@@ -285,17 +38,17 @@ def check_sandbox(unsafe: bool) -> None:
               "(it can read and write your files and use the network). Use only for trusted notebooks.",
               file=sys.stderr)
         return
+    problem = sandbox_problem()
+    if problem is None:
+        return
     if not bwrap_path():
         raise course.CourseError(
             "no sandbox: bubblewrap (bwrap) is not installed, and student code must not run unsandboxed. "
             "Install it (Debian/Ubuntu: apt-get install bubblewrap), or pass --unsafe-no-sandbox "
             "to grade trusted notebooks without isolation.")
-    probe = subprocess.run([bwrap_path(), "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid",
-                            "--dev", "/dev", "--proc", "/proc", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        raise course.CourseError(
-            f"no sandbox: bubblewrap cannot create namespaces here ({probe.stderr.strip()[:200]}). "
-            "Grade on a machine where it can, or pass --unsafe-no-sandbox for trusted notebooks only.")
+    raise course.CourseError(
+        f"no sandbox: {problem}. "
+        "Grade on a machine where it can, or pass --unsafe-no-sandbox for trusted notebooks only.")
 
 
 def _read(sub: Submission) -> tuple[bytes | None, Flag | None]:
@@ -628,6 +381,17 @@ def _standings(gb, assignment: str, notebook_name: str, students, by_id: dict, t
     return lateness, standings(gb, assignment, students=times)
 
 
+def _cluster_settings(cluster: str | None, tls: dict | None, terms, unsafe: bool) -> dict | None:
+    """The Dask cluster to grade on: the command line's, else term.toml's; None: this machine."""
+    address = cluster or terms.cluster
+    if not address:
+        return None
+    if unsafe:
+        raise course.CourseError("--unsafe-no-sandbox and --cluster: nothing is graded unsandboxed on a cluster")
+    files = {k: v for k, v in {**(terms.cluster_tls or {}), **(tls or {})}.items() if v}
+    return {"address": str(address), "tls": files}
+
+
 def _safe_url(url: str) -> str:
     from ..gradebook import safe_url
 
@@ -640,10 +404,12 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
           regrade: bool = False, unsafe: bool = False, quiet: bool = False,
           due: str | None = None, late_policy: str | None = None, late_floor: str | None = None,
           roster: Path | None = None, students: list[str] | tuple = (), flagged: bool = False,
-          times: Path | None = None) -> dict:
+          times: Path | None = None, cluster: str | None = None, tls: dict | None = None) -> dict:
     """Grade every submission (or, with `students` / `flagged`, only those, leaving everyone
-    else's results as they are); returns a summary dict. Raises CourseError for user errors."""
-    phases = _Phases()
+    else's results as they are); returns a summary dict. Raises CourseError for user errors.
+    `cluster` (a Dask scheduler's address or scheduler file; else term.toml's `cluster`) grades
+    on that cluster's workers (pool_dask.py), with `tls` ({"ca", "cert", "key"} files) if given."""
+    phases = Phases()
     phases.mark("imported")
     source_path = course.source_notebook(assignment)
     limits = limits or Limits()
@@ -657,8 +423,10 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
     ws = Workspace(Path(workspace or course.workspace()), assignment)
     terms = term.resolve(ws.root, assignment, due=due, late_policy=late_policy, late_floor=late_floor,
                          roster=roster, db=db_url, times=times)
+    remote = _cluster_settings(cluster, tls, terms, unsafe)
     with ws.lock(), ws.scratch() as scratch:
-        check_sandbox(unsafe)
+        if remote is None:
+            check_sandbox(unsafe)           # on a cluster, each worker checks its own (pool_dask.py)
         subs = collect(Path(submissions_path), assignment, scratch=scratch, roster=terms.roster)
         notes = list(subs.notes) + _lms_lateness(subs, terms)
         unknown = [s for s in students if s not in {sub.student for sub in subs}
@@ -669,7 +437,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
         # The workers (and their sandboxes) start now: they take longest to warm up. This
         # process reads the assignment and the submissions, and opens the gradebook, meanwhile.
         n_workers = max(1, min(workers or os.cpu_count() or 1, len(subs)))   # none idle from the start
-        pool = _Pool(n_workers, source_path, limits, unsafe, source_imports(source_path), phases)
+        pool = open_pool(n_workers, source_path, limits, unsafe, source_imports(source_path), phases, remote)
         try:
             summary = _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regrade, partial,
                              quiet, students, flagged)

@@ -1,6 +1,6 @@
 """A grading worker: one warm sandbox, one submission at a time, until told to stop.
 
-Imported once by the server that forks the workers (`run._Pool`), with the assignment's own
+Imported once by the server that forks the workers (`pool_local.LocalPool`), with the assignment's own
 modules: a new worker starts with NumPy, torch and the grading code already loaded. Before
 it reads anything, it forks the template its sandboxes' zygotes are forked from
 (sandbox/template.py); without one (no bubblewrap), each sandbox's zygote imports its
@@ -45,7 +45,9 @@ def _serve(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> N
             template.close()
 
 
-def _serve_with(conn, slot: int, source_path: str, limits: Limits, unsafe: bool, template) -> None:
+def prepare(slot: int, source_path: str, limits: Limits, unsafe: bool, template):
+    """The assignment, read and compiled, and a warm sandbox for it: (source, box). Raises
+    SandboxUnavailable (the sandbox closed) where no sandbox can start."""
     # The sandbox starts first (bubblewrap, then its zygote), while this process parses the
     # assignment. A zygote forked from the template has what the fork server imported; one
     # that bubblewrap starts imports what the notebook imports, read from it as plain JSON.
@@ -59,33 +61,48 @@ def _serve_with(conn, slot: int, source_path: str, limits: Limits, unsafe: bool,
         compile_tests(source)
         import_modules(source.imports)      # what the test cells import, before the first student
         box.wait_ready()
-    except SandboxUnavailable as exc:
+    except BaseException:
         box.close()
+        raise
+    return source, box
+
+
+def grade_task(source, box, task: tuple) -> dict:
+    """One submission (a pool's task tuple) graded in `box`: its result. A fault of the
+    grader's own is that student's flagged 0, never a stopped run; SandboxUnavailable is
+    raised (no sandbox: nothing may be graded)."""
+    student, assignment, data, name, problem, salt = task
+    try:
+        return grade_submission(source, student, assignment, data, name, box, salt, problem)
+    except SandboxUnavailable:
+        raise
+    except Exception as exc:  # noqa: BLE001 (one submission must never stop the class's grading)
+        box.kill()
+        detail = f"{type(exc).__name__} in the grader"
+        return grade_submission(source, student, assignment, None, None, box, salt,
+                                flag("internal", detail=detail))
+
+
+def _serve_with(conn, slot: int, source_path: str, limits: Limits, unsafe: bool, template) -> None:
+    try:
+        source, box = prepare(slot, source_path, limits, unsafe, template)
+    except SandboxUnavailable as exc:
         try:
             conn.send(("unavailable", str(exc)))
         except OSError:
             pass
         return
-    except BaseException:
-        box.close()
-        raise
     try:
         conn.send(("ready", None))
         while True:
             task = conn.recv()
             if task is None:
                 return
-            student, assignment, data, name, problem, salt = task
             try:
-                result = grade_submission(source, student, assignment, data, name, box, salt, problem)
+                result = grade_task(source, box, task)
             except SandboxUnavailable as exc:
                 conn.send(("unavailable", str(exc)))
                 return
-            except Exception as exc:  # noqa: BLE001 (one submission must never stop the class's grading)
-                box.kill()
-                detail = f"{type(exc).__name__} in the grader"
-                result = grade_submission(source, student, assignment, None, None, box, salt,
-                                          flag("internal", detail=detail))
             conn.send(("result", result))
     finally:
         box.close()

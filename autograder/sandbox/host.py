@@ -160,6 +160,19 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+def sandbox_problem() -> str | None:
+    """Why no sandbox can start on this machine (no bubblewrap, or it cannot create
+    namespaces), in a few words; None when it can."""
+    bwrap = bwrap_path()
+    if not bwrap:
+        return "bubblewrap (bwrap) is not installed"
+    probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid",
+                            "--dev", "/dev", "--proc", "/proc", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"bubblewrap cannot create namespaces here ({probe.stderr.strip()[:200]})"
+    return None
+
+
 def sandbox_env() -> dict[str, str]:
     """The whole environment of a sandbox's processes (nothing of the caller's)."""
     prefix = Path(sys.prefix).resolve()

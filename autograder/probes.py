@@ -68,15 +68,22 @@ def _resident_high_water() -> int | None:
         return None
 
 
-def _status_bytes(field: str) -> int | None:
+def proc_bytes(path: str, field: str) -> int | None:
+    """A size field ("VmHWM", "Referenced", in kB) of a /proc file (status, smaps_rollup) in
+    bytes; None where it cannot be read. The sandbox's zygote reads its child's with it too."""
+    key = field.encode() + b":"
     try:
-        with open("/proc/self/status") as f:
+        with open(path, "rb") as f:
             for line in f:
-                if line.startswith(field + ":"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _status_bytes(field: str) -> int | None:
+    return proc_bytes("/proc/self/status", field)
 
 
 # Memory a process touched, as /proc/PID/smaps shows it after its referenced bits were cleared

@@ -159,25 +159,32 @@ def _class(folder: Path, n: int, slow: float = 0.0) -> None:
         write(folder / f"s{i:02d}", with_answer(code))
 
 
-def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
-    subs, ws = tmp_path / "subs", tmp_path / "ws"
-    _class(subs, 12, slow=1.5)
-    _two_workers(cluster)
+def _kill_mid_run(subs: Path, ws: Path, cluster, victim):
+    """`autograder grade --cluster` on `subs`; once two students are graded, `victim` (a worker's
+    or the scheduler's process) is killed. The grade process, its output and its graded.log."""
     cmd = [sys.executable, "-m", "autograder", "grade", A, str(subs), "--workspace", str(ws), "--quiet",
            "--cluster", str(cluster.file)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
+    log = ws / "results" / A / "graded.log"
     try:
-        log = ws / "results" / A / "graded.log"
         deadline = time.time() + 300
         while time.time() < deadline and not (log.exists() and len(log.read_text().splitlines()) >= 2):
             time.sleep(0.1)
-        Cluster.kill(cluster.procs[1])                     # worker w1 and its sandboxes, mid-run
+        Cluster.kill(victim)
         out, err = proc.communicate(timeout=600)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+    return proc, out, err, log
+
+
+def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
+    subs, ws = tmp_path / "subs", tmp_path / "ws"
+    _class(subs, 12, slow=1.5)
+    _two_workers(cluster)
+    proc, out, err, log = _kill_mid_run(subs, ws, cluster, cluster.procs[1])   # worker w1 and its sandboxes
     assert proc.returncode == 0, out + err
     counts = collections.Counter(line.split()[0] for line in log.read_text().splitlines())
     assert counts == {f"s{i:02d}": 1 for i in range(12)}, counts
@@ -241,20 +248,7 @@ def test_a_lost_scheduler_stops_the_run_and_the_same_command_resumes(cluster, tm
     subs, ws = tmp_path / "subs", tmp_path / "ws"
     _class(subs, 8, slow=1.5)
     _two_workers(cluster)
-    args = [A, str(subs), "--workspace", str(ws), "--quiet", "--cluster", str(cluster.file)]
-    proc = subprocess.Popen([sys.executable, "-m", "autograder", "grade", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        log = ws / "results" / A / "graded.log"
-        deadline = time.time() + 300
-        while time.time() < deadline and not (log.exists() and len(log.read_text().splitlines()) >= 2):
-            time.sleep(0.1)
-        Cluster.kill(cluster.scheduler)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    proc, out, err, log = _kill_mid_run(subs, ws, cluster, cluster.scheduler)
     assert proc.returncode == 2, out + err
     assert "lost the Dask scheduler" in err.strip().splitlines()[-1], err
     graded = len(log.read_text().splitlines())

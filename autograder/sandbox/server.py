@@ -24,6 +24,7 @@ import shutil
 import signal
 import socket
 import sys
+import time
 from contextlib import contextmanager
 
 # Where a submission may write: the sandbox's private tmpfs. Without the sandbox (unsafe
@@ -362,17 +363,16 @@ class _Meter:
         finally:
             os.close(fd)
 
-    def _field(self, name: str, field: bytes) -> int | None:
-        def read():
-            with open(f"/proc/{self.pid}/{name}", "rb") as f:
-                for line in f:
-                    if line.startswith(field):
-                        return int(line.split()[1]) * 1024
-            raise OSError("no " + field.decode())
-        return self._as_child(read)
+    def _field(self, name: str, field: str) -> int | None:
+        from autograder.probes import proc_bytes
+
+        value = self._as_child(lambda: proc_bytes(f"/proc/{self.pid}/{name}", field))
+        if value is None:
+            self.ok = False
+        return value
 
     def _hwm(self) -> int | None:
-        return self._field("status", b"VmHWM:")
+        return self._field("status", "VmHWM")
 
     def _processes(self) -> set[str]:
         try:
@@ -420,9 +420,7 @@ class _Meter:
             self.touched = max(self.touched, own)
 
     def sample(self) -> None:
-        import time
-
-        total = self._field("smaps_rollup", b"Referenced:")
+        total = self._field("smaps_rollup", "Referenced")
         now = time.monotonic()
         if total is not None and total - self.total_at_full > self.FULL_GROWTH and now - self.full_at > self.FULL_EVERY:
             self._full_count()

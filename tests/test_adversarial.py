@@ -90,6 +90,9 @@ def answer_case(code: str):
 
 
 # -------------------------------------------------------------------------- the cases
+_FORK_BOMB = "import os\nfor _ in range(100000):\n    try:\n        os.fork()\n    except OSError:\n        break\n"
+
+
 def _tamper(code_before: str):
     return answer_case(code_before + "\n" + WRONG)
 
@@ -448,8 +451,15 @@ CASES = [
          what="kills its own process after defining correct functions"),
     Case("segfault", answer_case(correct_code() + "\nimport ctypes\nctypes.string_at(0)"), flag="crashed (SIGSEGV)",
          what="dereferences a null pointer"),
-    Case("fork_bomb", _tamper("import os\nfor _ in range(100000):\n    try:\n        os.fork()\n    except OSError:\n        break"),
+    Case("fork_bomb", _tamper(_FORK_BOMB),
          flag="starts processes", what="forks until the process limit stops it"),
+    Case("fork_bomb_then_correct", answer_case(_FORK_BOMB + "\n" + correct_code()), MAX, MAX, "starts processes",
+         "forks until the process limit stops it, then answers correctly: every copy runs the cell, "
+         "only the original answers the grader (copies once raced it for the requests, 0-11 points)"),
+    Case("forks_in_softmax", answer_case(correct_code() + "\n\nimport os\n_right = softmax\n\n\n"
+                                         "def softmax(x, axis=-1):\n    os.fork()\n    return _right(x, axis)\n"),
+         MAX, MAX, "starts processes",
+         "softmax forks on every call: the copy must not send the grader a second reply"),
     Case("memory_bomb", _tamper("_hog = np.empty(1 << 33)  # 64 GiB"),
          flag="MemoryError", what="allocates 64 GiB: the memory limit refuses it"),
     Case("output_flood", answer_case("while True:\n    print('x' * 100000)\n"), flag="printed more than a notebook may print",

@@ -119,16 +119,8 @@ def test_a_class_through_the_cluster_gets_the_local_grades(both):
     local, remote = (read_csv(both["root"] / w, A) for w in ("local", "remote"))
     assert [r["student"] for r in remote] == [r["student"] for r in local]
     for mine, theirs in zip(remote, local):
-        if mine["student"] == "fork_bomb":
-            # its thousands of forked kernels run on and race for the inputs: which functions are
-            # seen modifying them in place varies between two local runs too; its score does not
-            mine, theirs = ({**r, "flags": _without(r["flags"], "modified its input in place")} for r in (mine, theirs))
         assert mine == theirs
     assert {r["student"] for r in read_csv(both["root"] / "remote", A)} == {c.name for c in CASES}
-
-
-def _without(flags: str, words: str) -> str:
-    return "; ".join(f for f in flags.split("; ") if words not in f)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -117,7 +117,20 @@ def plain_python(cell: str) -> str | None:
     return "".join(lines)
 
 
+# The submission's process. A process the submission forks is a copy of it, request loop and
+# socket included: a copy that came back here would race the original for the grader's
+# requests and answer some of them itself (a fork bomb's results and flags changed from run to
+# run). A copy ends as soon as the cell or the call that forked it is over (`_end_if_a_copy`).
+_ORIGINAL = {"pid": 0}
+
+
+def _end_if_a_copy() -> None:
+    if os.getpid() != _ORIGINAL["pid"]:
+        os._exit(0)
+
+
 def serve(sock: socket.socket, step_seconds: float = 10.0) -> None:
+    _ORIGINAL["pid"] = os.getpid()
     try:
         shell = _shell()
     except BaseException:  # noqa: BLE001 (report set-up failures instead of dying silently)
@@ -149,6 +162,7 @@ def serve(sock: socket.socket, step_seconds: float = 10.0) -> None:
                 reply, out_blobs = {"ok": False, "error": {"types": ["ProtocolError"], "message": op}}, []
         except BaseException as exc:  # noqa: BLE001 (the student's code may raise anything)
             reply, out_blobs = _error(exc), []
+        _end_if_a_copy()
         try:
             protocol.send(sock, reply, out_blobs)
         except (ValueError, TypeError) as exc:
@@ -191,6 +205,7 @@ def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
             error = result.error_before_exec or result.error_in_exec
         except BaseException as exc:  # noqa: BLE001
             error = exc
+        _end_if_a_copy()
         if not full and _output_full():
             # the cell printed past the output cap (RLIMIT_FSIZE): its write failed with EFBIG,
             # or whatever it did next failed, or it caught that and went on. Say the cause,

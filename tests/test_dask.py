@@ -26,17 +26,26 @@ pytestmark = [needs_sandbox, pytest.mark.xdist_group("dask")]     # one pytest w
 class Cluster:
     """A scheduler and its workers, each in a process group of its own, all killed by `stop`."""
 
-    def __init__(self, folder: Path):
-        self.folder = folder
+    def __init__(self, folder: Path, env=None, tls: Path | None = None):
+        """`tls`: a folder with the certificates machines.md makes (ca.pem, scheduler.pem/.key,
+        worker.pem/.key): the scheduler and its workers then speak TLS only."""
+        self.folder, self.tls = folder, tls
         folder.mkdir(parents=True, exist_ok=True)
         self.file = folder / "scheduler.json"
         self.procs: list[subprocess.Popen] = []
         self.scheduler = self._start([str(BIN / "dask"), "scheduler", "--no-dashboard", "--port", "0",
-                                      "--host", "127.0.0.1", "--scheduler-file", str(self.file)], "scheduler")
+                                      "--host", "tls://127.0.0.1" if tls else "127.0.0.1",
+                                      "--scheduler-file", str(self.file), *self._tls("scheduler")], "scheduler", env)
         deadline = time.time() + 60
         while not self.file.exists() and time.time() < deadline:
             time.sleep(0.1)
         assert self.file.exists(), (folder / "scheduler.log").read_text()[-2000:]
+
+    def _tls(self, who: str) -> list[str]:
+        if self.tls is None:
+            return []
+        return ["--tls-ca-file", str(self.tls / "ca.pem"), "--tls-cert", str(self.tls / f"{who}.pem"),
+                "--tls-key", str(self.tls / f"{who}.key")]
 
     def _start(self, args, name, env=None, cwd=ROOT) -> subprocess.Popen:
         log = open(self.folder / f"{name}.log", "w")
@@ -46,15 +55,22 @@ class Cluster:
         self.procs.append(proc)
         return proc
 
-    def worker(self, name: str, env=None, cwd=ROOT) -> subprocess.Popen:
+    def worker(self, name: str, env=None, cwd=ROOT, extra=()) -> subprocess.Popen:
         return self._start([str(BIN / "python"), str(BIN / "dask"), "worker", "--nthreads", "1", "--nworkers", "1",
-                            "--no-dashboard", "--host", "127.0.0.1", "--scheduler-file", str(self.file)],
+                            "--no-dashboard", "--host", "127.0.0.1", "--scheduler-file", str(self.file),
+                            *self._tls("worker"), *extra],
                            name, env, cwd)
 
     def wait_for(self, n: int) -> None:
         from distributed import Client
 
-        with Client(scheduler_file=str(self.file), timeout="30s", set_as_default=False) as client:
+        security = None
+        if self.tls is not None:
+            from distributed.security import Security
+
+            security = Security(tls_ca_file=str(self.tls / "ca.pem"), tls_client_cert=str(self.tls / "instructor.pem"),
+                                tls_client_key=str(self.tls / "instructor.key"), require_encryption=True)
+        with Client(scheduler_file=str(self.file), timeout="30s", set_as_default=False, security=security) as client:
             client.wait_for_workers(n, timeout=120)
 
     @staticmethod
@@ -187,6 +203,84 @@ def test_a_worker_killed_mid_run_loses_nothing(cluster, tmp_path):
     assert db.execute("select count(*) from submitted_assignment").fetchone()[0] == 12
 
 
+def test_a_submission_that_kills_its_workers_is_its_students_flagged_0(tmp_path):
+    """Grading `killer` kills the worker's process every time (tests/dask_faults.py). With
+    allowed-failures 1, Dask gives up on it after two dead workers, and on every student waiting
+    behind it on those workers; those are graded again alone, and only the killer ends flagged."""
+    subs, ws = tmp_path / "subs", tmp_path / "ws"
+    _class(subs, 8)
+    write(subs / "killer", with_answer(correct_code()))
+    c = Cluster(tmp_path / "cluster", env={"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"})
+    try:
+        for name in ("w1", "w2"):
+            c.worker(name, env={"AUTOGRADER_TEST_KILLS_WORKER": "killer"}, extra=("--preload", "tests.dask_faults"))
+        c.wait_for(2)
+        proc = run_grade(A, subs, ws, "--cluster", str(c.file), check=False, timeout=900)
+    finally:
+        c.stop()
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "killer: Dask workers died while it was being graded; grading it again, alone" in proc.stderr
+    counts = collections.Counter(line.split()[0] for line in (ws / "results" / A / "graded.log").read_text().splitlines())
+    assert counts == {**{f"s{i:02d}": 1 for i in range(8)}, "killer": 1}, counts
+    rows = {r["student"]: r for r in read_csv(ws, A)}
+    assert {s: float(r["score"]) for s, r in rows.items()} == {
+        **{f"s{i:02d}": {0: MAX, 1: 0.0, 2: 6.0}[i % 3] for i in range(8)}, "killer": 0.0}
+    assert "killed every Dask worker it ran on" in rows["killer"]["flags"]
+    assert not any(rows[f"s{i:02d}"]["flags"] for i in range(8)), {s: r["flags"] for s, r in rows.items()}
+    kills = sum(open(c.folder / f"{w}.log").read().count("Restarting worker") for w in ("w1", "w2"))
+    assert kills >= 4, "two rounds of allowed-failures + 1 dead workers"
+
+
+_OVERDUE = """
+import sys, time
+from autograder import course
+from autograder.grade import course_version, remote, worker
+from autograder.sandbox.host import Limits
+from tests.test_dask import _task
+
+real = worker.grade_task
+
+
+def stuck(source, box, task):      # stands for the trusted grader stuck on this submission
+    if task[0] == "stuck":
+        time.sleep(float(sys.argv[1]))
+    return real(source, box, task)
+
+
+worker.grade_task = stuck
+remote._grace = lambda limits: 1.0
+remote.OVERDUE_EXIT_SECONDS = float(sys.argv[2])
+version = course_version(course.source_notebook("02_similarity"))
+for name in sys.argv[3:]:
+    result = remote.grade("02_similarity", version, Limits(), _task(name))
+    print(name, result.get("abandoned", {}).get("code"), result.get("score"), flush=True)
+"""
+
+
+def _task(student: str) -> tuple:
+    """A pool's task for a correct notebook (as run.py makes them)."""
+    import nbformat
+
+    return (student, A, nbformat.writes(with_answer(correct_code())).encode(), f"{A}.ipynb", None, "salt-" + student)
+
+
+def test_a_grading_that_outlives_its_grace_is_abandoned_as_a_local_run_abandons_it(tmp_path):
+    """remote.grade's watch (grace 1 s here): a grading back only after 3 s is the flagged 0 of a
+    local run ("unresponsive"), and the next student is graded in a fresh sandbox; a grading
+    that never comes back ends the worker process (exit 70: Dask then grades the task elsewhere,
+    and KilledWorker ends one that does it every time)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    late = subprocess.run([sys.executable, "-c", _OVERDUE, "3", "60", "stuck", "honest"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert late.returncode == 0, late.stderr[-3000:]
+    assert late.stdout.split("\n")[:2] == ["stuck unresponsive None", f"honest None {MAX}"], late.stdout
+    start = time.monotonic()
+    never = subprocess.run([sys.executable, "-c", _OVERDUE, "600", "2", "stuck", "honest"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert never.returncode == 70 and never.stdout == "", (never.returncode, never.stdout, never.stderr[-2000:])
+    assert time.monotonic() - start < 120
+
+
 def _other_course(folder: Path) -> Path:
     """A copy of the course whose 02_similarity differs by one byte (a changed test, say)."""
     shutil.copytree(ROOT / "autograder", folder / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
@@ -257,6 +351,129 @@ def test_a_lost_scheduler_stops_the_run_and_the_same_command_resumes(cluster, tm
     counts = collections.Counter(line.split()[0] for line in log.read_text().splitlines())
     assert counts == {f"s{i:02d}": 1 for i in range(8)}, counts
     assert f"{8 - graded} graded now" in proc.stdout
+
+
+def _doc_block(doc: Path, heading: str) -> str:
+    """The first bash block after `heading` in a Markdown file."""
+    text = doc.read_text()
+    after = text[text.index(heading):]
+    return after.split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def test_tls_end_to_end_with_the_certificates_machines_md_makes(tmp_path):
+    """machines.md's openssl commands, run as written, make a CA and certificates; a scheduler
+    and two workers speak TLS only; cluster-check and grade with --tls-ca/--tls-cert/--tls-key
+    work; without the files, or with a certificate of another CA, the client is refused in one
+    line and nothing is graded."""
+    doc = ROOT / "docs" / "cluster" / "machines.md"
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    make = _doc_block(doc, "## 2. TLS certificates")
+    subprocess.run(["bash", "-euc", make], cwd=certs, check=True, capture_output=True, timeout=300)
+    rogue = tmp_path / "rogue"
+    rogue.mkdir()
+    subprocess.run(["bash", "-euc", make], cwd=rogue, check=True, capture_output=True, timeout=300)
+    text = doc.read_text()
+    for words in ("--tls-ca-file ca.pem --tls-cert scheduler.pem --tls-key scheduler.key",
+                  "--tls-ca-file ca.pem --tls-cert worker.pem --tls-key worker.key",
+                  "--tls-ca ca.pem --tls-cert instructor.pem --tls-key instructor.key"):
+        assert words in text                      # what the cluster below is started with
+    subs = tmp_path / "subs"
+    _class(subs, 6)
+    c = Cluster(tmp_path / "cluster", tls=certs)
+    try:
+        c.worker("w1")
+        c.worker("w2")
+        c.wait_for(2)
+        import json
+        address = json.loads(c.file.read_text())["address"]
+        assert address.startswith("tls://")
+
+        def autograder(*args, files=certs, ws="ws"):
+            tls = ["--tls-ca", str(files / "ca.pem"), "--tls-cert", str(files / "instructor.pem"),
+                   "--tls-key", str(files / "instructor.key")] if files else []
+            command = [sys.executable, "-m", "autograder", *args, "--cluster", address, *tls]
+            if args[0] == "grade":
+                command += ["--workspace", str(tmp_path / ws)]
+            return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+        check = autograder("cluster-check", "--assignment", A)
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert "2 of 2 workers can grade" in check.stdout
+        graded = autograder("grade", A, str(subs))
+        assert graded.returncode == 0, graded.stdout + graded.stderr
+        assert [float(r["score"]) for r in read_csv(tmp_path / "ws", A)] == [{0: MAX, 1: 0.0, 2: 6.0}[i % 3] for i in range(6)]
+        for files, ws in ((None, "plain"), (rogue, "rogue")):
+            refused = autograder("grade", A, str(subs), files=files, ws=ws)
+            assert refused.returncode == 2, refused.stdout + refused.stderr
+            lines = refused.stderr.strip().splitlines()
+            assert len(lines) == 1 and lines[0].startswith("autograder: error: cannot reach the Dask scheduler at tls://"), lines
+            assert ("it speaks TLS: give --tls-ca, --tls-cert and --tls-key" if files is None else
+                    "its TLS refused this client's certificate or CA") in lines[0], lines
+            assert not list((tmp_path / ws).glob("results/*/*.json"))
+    finally:
+        c.stop()
+
+
+_SBATCH = """#!/bin/bash
+# Slurm's sbatch, standing in: the job script runs on this machine, in a session of its own
+# (the job id is its process group), as Slurm would run it on a node
+script="${@: -1}"
+cp "$script" "$FAKE_SLURM/job-$$.sh"
+setsid bash "$FAKE_SLURM/job-$$.sh" > "$FAKE_SLURM/job-$$.log" 2>&1 < /dev/null &
+echo $! > "$FAKE_SLURM/job-$$.id"
+echo "Submitted batch job $!"
+"""
+_SCANCEL = """#!/bin/bash
+for id in "$@"; do kill -TERM -- "-$id" 2>/dev/null; done
+exit 0
+"""
+
+
+def test_the_slurm_recipe_grades_through_dask_jobqueue(tmp_path):
+    """docs/cluster/slurm.py as written, with dask-jobqueue's own SLURMCluster and TLS from
+    Security.temporary(); only `sbatch` and `scancel` are stand-ins, which run each job script
+    dask-jobqueue writes on this machine and end it."""
+    fake, jobs = tmp_path / "slurm-bin", tmp_path / "jobs"
+    fake.mkdir()
+    jobs.mkdir()
+    for name, text in (("sbatch", _SBATCH), ("scancel", _SCANCEL)):
+        (fake / name).write_text(text)
+        (fake / name).chmod(0o755)
+    subs = tmp_path / "subs"
+    _class(subs, 6)
+    env = {**os.environ, "PATH": f"{fake}:{BIN}:{os.environ['PATH']}", "FAKE_SLURM": str(jobs),
+           "AUTOGRADER_WORKSPACE": str(tmp_path / "ws"), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([str(BIN / "python"), str(ROOT / "docs" / "cluster" / "slurm.py"), A, str(subs), "2"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    ids = [int(f.read_text()) for f in jobs.glob("job-*.id")]
+    try:
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+        assert "graded 6 of 6 with" in proc.stdout, proc.stdout
+        assert [float(r["score"]) for r in read_csv(tmp_path / "ws", A)] == [{0: MAX, 1: 0.0, 2: 6.0}[i % 3] for i in range(6)]
+        assert len(ids) == 2
+        for script in jobs.glob("job-*.sh"):
+            text = script.read_text()
+            assert "#SBATCH" in text and f"cd {ROOT}" in text and text.count("--nthreads 1") == 1, text
+            assert "--protocol tls://" in text and "--tls-key" in text, text
+        deadline = time.time() + 60                 # scancel ended every job
+        while time.time() < deadline and any(_alive(i) for i in ids):
+            time.sleep(0.5)
+        assert not any(_alive(i) for i in ids)
+    finally:
+        for i in ids:
+            try:
+                os.killpg(i, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_term_toml_names_the_cluster_and_its_tls_files(tmp_path):

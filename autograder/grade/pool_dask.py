@@ -9,8 +9,11 @@ feedback and reports. Before the first task, every worker is asked whether it ca
 says so in one line per worker (no worker left: the run stops, saying why).
 
 Faults are Dask's to handle: a worker lost mid-task has its task run elsewhere; a task that
-was running on `distributed.scheduler.allowed-failures` + 1 workers as they died (3 by default,
-a scheduler setting) ends in KilledWorker, and that student gets a flagged 0. A scheduler
+was on `distributed.scheduler.allowed-failures` + 1 workers as they died (3 by default, a
+scheduler setting) ends in KilledWorker. Dask counts every task a dying worker held, the one it
+was grading and those waiting behind it, so an innocent submission queued behind one that kills
+its workers can end in KilledWorker too: each such task is graded again after the rest, alone
+on the cluster, and only a second KilledWorker makes it that student's flagged 0. A scheduler
 lost for `LOST_SECONDS` stops the run in one line; every result written so far is kept, and
 the same command resumes.
 
@@ -66,8 +69,14 @@ def connect(settings: dict):
     except course.CourseError:
         raise
     except Exception as exc:  # noqa: BLE001 (OSError, TimeoutError, ValueError from distributed)
-        raise course.CourseError(f"cannot reach the Dask scheduler at {address}: "
-                                 f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        if "ssl_context" in text:
+            why = "it speaks TLS: give --tls-ca, --tls-cert and --tls-key (or term.toml's cluster_tls_ca, ...)"
+        elif "certificate" in text:
+            why = f"its TLS refused this client's certificate or CA (not the cluster's?): {text}"
+        else:
+            why = f"{type(exc).__name__}: {text}"
+        raise course.CourseError(f"cannot reach the Dask scheduler at {address}: {why}") from None
 
 
 def survey(client, versions: dict[str, str]) -> dict[str, dict]:
@@ -78,6 +87,17 @@ def survey(client, versions: dict[str, str]) -> dict[str, dict]:
 
 
 class DaskPool:
+    """Tasks go to the workers found able, at most `AHEAD` + 1 per worker at a time (one graded,
+    the next waiting): Dask restricts a task to the workers named, so that a worker lost takes
+    few others' tasks down with it. The restriction is loose: a task whose named workers are all
+    gone (a worker its nanny restarted has a new address) goes to another, and one that lands
+    on a worker not yet surveyed is refused there (`remote.Refused`) and sent on. New workers
+    are surveyed every `SURVEY_SECONDS`."""
+
+    AHEAD = 1
+    SURVEY_SECONDS = 2.0
+    NO_WORKER_SECONDS = 120.0     # no worker able to grade this long: the run stops (and resumes)
+
     def __init__(self, settings: dict, source_path: Path, limits: Limits, phases: Phases | None = None):
         self.settings, self.limits = settings, limits
         self.phases = phases or Phases()
@@ -85,18 +105,38 @@ class DaskPool:
         self.version = course_version(source_path)
         self.client = connect(settings)
         self.closed = False
+        self.able: set[str] = set()
+        self.seen: set[str] = set()      # surveyed, able or not
+        self.refused: set[str] = set()
         try:
-            self.workers = self._able()
+            self._survey(initial=True)
         except BaseException:
             self.close()
             raise
-        self.size = len(self.workers)
+        self.size = len(self.able)
         self.phases.mark("cluster surveyed")
 
-    def _able(self) -> list[str]:
-        reports = survey(self.client, {self.assignment: self.version})
-        able = []
+    def _survey(self, initial: bool = False) -> None:
+        """Ask the workers not surveyed yet whether they can grade (one line per refusal);
+        forget those that left."""
+        from .remote import report
+
+        if initial:
+            reports = survey(self.client, {self.assignment: self.version})
+        else:
+            current = set(self.client.scheduler_info()["workers"])
+            self.able &= current
+            self.seen &= current
+            self.refused &= current
+            new = sorted(current - self.seen)
+            if not new:
+                return
+            reports = self.client.run(report, {self.assignment: self.version}, workers=new, on_error="return")
+            reports = {a: r for a, r in reports.items() if isinstance(r, dict)}   # one that left meanwhile
         for address, found in sorted(reports.items()):
+            self.seen.add(address)
+            if found["sandbox"] is not None or found["differs"]:
+                self.refused.add(address)
             if found["sandbox"] is not None:
                 print(f"autograder: Dask worker {address} on {found['host']} refused: cannot sandbox "
                       f"({found['sandbox']}); nothing is graded there", file=sys.stderr)
@@ -104,15 +144,21 @@ class DaskPool:
                 print(f"autograder: Dask worker {address} on {found['host']} refused: its course differs "
                       f"from this one for {self.assignment} (its copy at {found['course_root']})", file=sys.stderr)
             else:
-                able.append(address)
-        if not able:
+                self.able.add(address)
+        if initial and not self.able:
             raise course.CourseError(f"no Dask worker at {self.settings['address']} can grade "
                                      f"({len(reports)} connected, all refused: see above)" if reports else
                                      f"the Dask cluster at {self.settings['address']} has no workers")
-        return able
 
     def trim(self, needed: int) -> None:
         """Dask places the tasks; nothing to stop."""
+
+    def _submit(self, task: tuple):
+        from .remote import grade
+
+        return self.client.submit(grade, self.assignment, self.version, self.limits, task,
+                                  key=f"autograder-{task[0]}-{uuid.uuid4().hex[:12]}", pure=False,
+                                  workers=sorted(self.able), allow_other_workers=True)
 
     def run(self, tasks: list[tuple], on_result) -> None:
         from concurrent.futures import CancelledError
@@ -120,17 +166,50 @@ class DaskPool:
         from distributed import wait
         from distributed.scheduler import KilledWorker
 
-        from .remote import Refused, grade
+        from .remote import Refused
 
-        futures = {}
-        for task in tasks:
-            future = self.client.submit(grade, self.assignment, self.version, self.limits, task,
-                                        key=f"autograder-{task[0]}-{uuid.uuid4().hex[:12]}", pure=False,
-                                        workers=self.workers, allow_other_workers=False)
-            futures[future] = task
-        lost_since = None
+        waiting = list(tasks)        # not submitted yet
+        futures: dict = {}           # submitted: future -> task
+        suspects: list[tuple] = []   # ended in KilledWorker once: graded again, alone, after the rest
+        alone: set[str] = set()
+        surveyed = lost_since = no_worker_since = None
         try:
-            while futures:
+            while waiting or futures or suspects:
+                now = time.monotonic()
+                if self.client.status != "running":
+                    lost_since = lost_since or now
+                    if now - lost_since > LOST_SECONDS:
+                        raise course.CourseError(self._lost())
+                    time.sleep(0.2)
+                    continue
+                lost_since = None
+                if surveyed is None or now - surveyed > self.SURVEY_SECONDS:
+                    try:
+                        self._survey()
+                    except (CancelledError, OSError, TimeoutError):
+                        continue             # the scheduler's status says what happened
+                    surveyed = now
+                if not self.able:
+                    no_worker_since = no_worker_since or now
+                    if now - no_worker_since > self.NO_WORKER_SECONDS:
+                        raise course.CourseError(
+                            f"no Dask worker able to grade has been connected to {self.settings['address']} "
+                            f"for {self.NO_WORKER_SECONDS:g} s; the results written so far are kept: run the "
+                            f"same command again when workers are back")
+                else:
+                    no_worker_since = None
+                    while waiting and len(futures) < (self.AHEAD + 1) * len(self.able):
+                        task = waiting.pop(0)
+                        futures[self._submit(task)] = task
+                    if not waiting and not futures and suspects:
+                        task = suspects.pop(0)
+                        print(f"autograder: {task[0]}: Dask workers died while it was being graded; "
+                              f"grading it again, alone on the cluster", file=sys.stderr)
+                        alone.add(task[0])
+                        futures[self._submit(task)] = task
+                if not futures:
+                    time.sleep(0.2)
+                    continue
                 try:
                     with self.client.as_current():
                         done, _ = wait(list(futures), timeout=1.0, return_when="FIRST_COMPLETED")
@@ -138,30 +217,37 @@ class DaskPool:
                     done = set()
                 except (CancelledError, OSError) as exc:   # FuturesCancelledError: scheduler-connection-lost
                     raise course.CourseError(self._lost()) from exc
-                if self.client.status != "running":
-                    lost_since = lost_since or time.monotonic()
-                    if time.monotonic() - lost_since > LOST_SECONDS:
-                        raise course.CourseError(self._lost())
-                    continue
-                lost_since = None
                 for future in done:
                     task = futures.pop(future)
-                    if future.status == "finished":
-                        self.phases.mark("first result", once=True)
-                        on_result(future.result())
-                        continue
                     if future.status == "cancelled":
                         raise course.CourseError(self._lost())
-                    exc = future.exception()
+                    exc = None if future.status == "finished" else future.exception()
+                    result = future.result() if exc is None else None
+                    future.release()         # else Dask keeps it, and grades it again if its worker dies
+                    if exc is None:
+                        self.phases.mark("first result", once=True)
+                        on_result(result)
+                        continue
                     if isinstance(exc, Refused):
-                        raise course.CourseError(str(exc))
+                        # a worker that cannot grade (not surveyed yet, or its sandbox stopped
+                        # working): said once, left out; the task goes to another
+                        if exc.worker not in self.refused:
+                            print(f"autograder: Dask worker {exc.worker} on {exc}", file=sys.stderr)
+                        self.seen.add(exc.worker)
+                        self.refused.add(exc.worker)
+                        self.able.discard(exc.worker)
+                        waiting.insert(0, task)
+                        continue
+                    if isinstance(exc, KilledWorker) and task[0] not in alone:
+                        suspects.append(task)
+                        continue
                     if isinstance(exc, KilledWorker):
-                        problem = flag("internal", detail="its grading killed every Dask worker it ran on "
-                                                          "(Dask's allowed-failures)")
+                        problem = flag("internal", detail="grading it killed every Dask worker it ran on, "
+                                                          "twice as often as the cluster allows (its "
+                                                          "allowed-failures), the second time alone")
                     else:
                         problem = flag("internal", detail=f"{type(exc).__name__} on the Dask worker")
                     on_result({"student": task[0], "abandoned": problem.to_dict(), "notebook": task[3]})
-                    future.release()
         finally:
             for future in futures:
                 future.cancel()

@@ -22,7 +22,27 @@ from . import course_version, grader_version
 
 
 class Refused(Exception):
-    """This worker must not grade (no sandbox, another course): one line naming the host."""
+    """This worker must not grade (no sandbox, another course): one line naming the host, and
+    the worker's address (the parent leaves it out, and sends the task on)."""
+
+    def __init__(self, message: str, worker: str | None = None):
+        super().__init__(message, worker)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    @property
+    def worker(self) -> str | None:
+        return self.args[1]
+
+
+def _address() -> str | None:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
 
 
 _lock = threading.Lock()       # one grading at a time per worker process, whatever its threads
@@ -119,18 +139,57 @@ def _drop() -> None:
 atexit.register(_drop)
 
 
+OVERDUE_EXIT_SECONDS = 30.0
+
+
+def _grace(limits) -> float:
+    return limits.grace_seconds
+
+
 def grade(assignment: str, version: str, limits, task: tuple) -> dict:
-    """One submission (a pool's task tuple): its result, as a local worker returns it."""
+    """One submission (a pool's task tuple): its result, as a local worker returns it.
+
+    As the local pool does, a grading that outlives `limits.grace_seconds` is abandoned: its
+    sandbox is killed and the student gets the flagged 0 a local run gives ("unresponsive").
+    Should the grading still not return `OVERDUE_EXIT_SECONDS` later (this process itself is
+    stuck), the worker process ends: its nanny starts another, Dask grades the task elsewhere,
+    and a task that does this every time ends in KilledWorker (pool_dask: a flagged 0)."""
+    from ..flags import flag
     from ..sandbox.host import SandboxUnavailable
-    from .worker import grade_task
+    from . import worker
 
     with _lock:
-        source, box = _ready(assignment, version, limits)
         try:
-            return grade_task(source, box, task)
-        except SandboxUnavailable as exc:
-            _drop()
-            raise Refused(f"{host()}: refused: the sandbox stopped working ({exc})") from None
+            source, box = _ready(assignment, version, limits)
+            overdue, back = threading.Event(), threading.Event()
+
+            def abandon() -> None:
+                overdue.set()
+                box.kill()
+                if not back.wait(OVERDUE_EXIT_SECONDS):
+                    os._exit(70)
+
+            watch = threading.Timer(_grace(limits), abandon)
+            watch.daemon = True
+            watch.start()
+            try:
+                result = worker.grade_task(source, box, task)
+            except SandboxUnavailable as exc:
+                if overdue.is_set():
+                    result = None
+                else:
+                    _drop()
+                    raise Refused(f"{host()}: refused: the sandbox stopped working ({exc})") from None
+            finally:
+                back.set()
+                watch.cancel()
+        except Refused as exc:
+            raise Refused(str(exc), _address()) from None
+        if not overdue.is_set():
+            return result
+        _drop()                   # the next task starts a fresh sandbox
+    problem = flag("unresponsive", seconds=_grace(limits))
+    return {"student": task[0], "abandoned": problem.to_dict(), "notebook": task[3]}
 
 
 __all__ = ["Refused", "grade", "report", "refusal"]

@@ -12,6 +12,9 @@ results come back as data, written by this process alone.
 asks Slurm for 8 jobs of one worker process each (8 cores), grades the class and releases them.
 The scheduler runs here, on the login node, and runs whatever its clients send: it listens
 with TLS (Security.temporary(): certificates made for this run) so only this process reaches it.
+dask-jobqueue writes those certificates, for the jobs to read, into the folder you run this
+from: run it from a folder of yours on the shared file system that only you can read.
+(tests/test_dask.py runs this file as it is, with stand-ins for sbatch and scancel.)
 """
 import sys
 from pathlib import Path
@@ -29,7 +32,7 @@ cluster = SLURMCluster(
     cores=1, processes=1, memory="4GB",                  # one grading process, one thread, per job
     python=str(COURSE / ".venv" / "bin" / "python"),
     job_script_prologue=[f"cd {COURSE}", "export OMP_NUM_THREADS=1"],
-    worker_extra_args=["--nthreads", "1", "--no-dashboard"],
+    worker_extra_args=["--no-dashboard"],
     security=security, protocol="tls://",
 )
 cluster.scale(jobs=jobs)

@@ -220,8 +220,9 @@ def _copies(tmp: Path, assignment: str, n: int) -> Path:
     return subs
 
 
-def dask_comparison(tmp: Path, workers: int | None = None, sizes=(10, 40), rounds: int = 2) -> dict:
-    """The local fork server and a local Dask cluster with the same number of workers."""
+def dask_comparison(tmp: Path, workers: int | None = None, sizes=(10, 100), rounds: int = 3) -> dict:
+    """The local fork server and a local Dask cluster with the same number of workers, timed in
+    turn (local, Dask, local, ...) so that the machine's load changing weighs on both alike."""
     workers = workers or os.cpu_count() or 1
     for n in sizes:
         if not (tmp / f"class{n}").exists():
@@ -230,11 +231,16 @@ def dask_comparison(tmp: Path, workers: int | None = None, sizes=(10, 40), round
     out = {}
     try:
         ways = {"local": ["--workers", str(workers)], "dask": ["--cluster", str(cluster.file)]}
-        for way, extra in ways.items():
+        for extra in ways.values():
             _grade_timed(tmp, A, tmp / f"class{sizes[0]}", extra)                 # untimed: caches, warm sandboxes
-            points = [(n, _grade_timed(tmp, A, tmp / f"class{n}", extra)) for _ in range(rounds) for n in sizes]
-            out[way] = fit(medians([points]))
-            print(f"  {way:<5} ({workers} workers): " + ", ".join(f"{n}: {t:.2f} s" for n, t in points)
+        points: dict[str, list] = {way: [] for way in ways}
+        for _ in range(rounds):
+            for n in sizes:
+                for way, extra in ways.items():
+                    points[way].append((n, _grade_timed(tmp, A, tmp / f"class{n}", extra)))
+        for way in ways:
+            out[way] = fit(medians([points[way]]))
+            print(f"  {way:<5} ({workers} workers): " + ", ".join(f"{n}: {t:.2f} s" for n, t in points[way])
                   + f"; fixed {out[way][0]:.2f} s, marginal {out[way][1]:.3f} s per submission", flush=True)
         ratio = out["dask"][1] / out["local"][1] if out["local"][1] > 0 else float("nan")
         print(f"Dask marginal / local marginal on {A}: {ratio:.2f} (target: at most 1.5)", flush=True)

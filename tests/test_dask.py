@@ -281,6 +281,36 @@ def test_a_grading_that_outlives_its_grace_is_abandoned_as_a_local_run_abandons_
     assert time.monotonic() - start < 120
 
 
+def test_workers_that_join_or_refuse_during_the_run(cluster, tmp_path):
+    """w1 grades; w2 passes the survey but refuses its tasks (tests/dask_faults.py); a worker
+    without bubblewrap joins mid-run. Each refusal is one line, w2's tasks go to w1, and every
+    student is graded once, with the right score."""
+    subs, ws = tmp_path / "subs", tmp_path / "ws"
+    _class(subs, 8, slow=1.5)
+    cluster.worker("w1")
+    cluster.worker("w2", env={"AUTOGRADER_TEST_REFUSES": "1"}, extra=("--preload", "tests.dask_faults"))
+    cluster.wait_for(2)
+    cmd = [sys.executable, "-m", "autograder", "grade", A, str(subs), "--workspace", str(ws), "--quiet",
+           "--cluster", str(cluster.file)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = ws / "results" / A / "graded.log"
+    deadline = time.time() + 300
+    while time.time() < deadline and not (log.exists() and log.read_text().strip()):
+        time.sleep(0.1)
+    no_bwrap = tmp_path / "bin"
+    no_bwrap.mkdir()
+    cluster.worker("nobwrap", env={"PATH": str(no_bwrap)})
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out + err
+    refused = [ln for ln in err.splitlines() if "refused" in ln]
+    assert len(refused) == 2, err
+    assert any("its sandbox stopped working (a test's stand-in)" in ln for ln in refused), refused
+    assert any("cannot sandbox (bubblewrap (bwrap) is not installed)" in ln for ln in refused), refused
+    counts = collections.Counter(line.split()[0] for line in log.read_text().splitlines())
+    assert counts == {f"s{i:02d}": 1 for i in range(8)}, counts
+    assert [float(r["score"]) for r in read_csv(ws, A)] == [{0: MAX, 1: 0.0, 2: 6.0}[i % 3] for i in range(8)]
+
+
 def _other_course(folder: Path) -> Path:
     """A copy of the course whose 02_similarity differs by one byte (a changed test, say)."""
     shutil.copytree(ROOT / "autograder", folder / "autograder", ignore=shutil.ignore_patterns("__pycache__"))

@@ -311,6 +311,40 @@ def test_workers_that_join_or_refuse_during_the_run(cluster, tmp_path):
     assert [float(r["score"]) for r in read_csv(ws, A)] == [{0: MAX, 1: 0.0, 2: 6.0}[i % 3] for i in range(8)]
 
 
+def test_late_policy_student_and_flagged_work_through_the_cluster_as_locally(cluster, tmp_path):
+    """The same term through both pools: a deadline with a per-day deduction (three students a
+    day late), then one student's resubmission graded with --student, then a looping notebook,
+    fixed, regraded with --flagged. grades.csv is the same, byte for byte."""
+    _two_workers(cluster)
+    due = "2026-01-10T00:00:00+00:00"
+    csvs = {}
+    for where, extra in (("local", ["--workers", "2"]), ("remote", ["--cluster", str(cluster.file)])):
+        subs, ws = tmp_path / where / "subs", tmp_path / where / "ws"
+        _class(subs, 6)
+        write(subs / "looper", with_answer("while True:\n    pass\n" + correct_code()))
+        for folder in subs.iterdir():
+            late = 86400 * 1.5 if folder.name in ("s03", "s04", "s05") else -3600
+            stamp = 1768003200 + late                  # due + 1.5 days, or due - 1 hour
+            for f in folder.iterdir():
+                os.utime(f, (stamp, stamp))
+        common = ("--due", due, "--late-policy", "per-day:10", "--timeout", "4", *extra)
+        first = run_grade(A, subs, ws, *common)
+        write(subs / "s01", with_answer(correct_code()))        # resubmitted, now right, still on time
+        os.utime(subs / "s01" / f"{A}.ipynb", (1768003200 - 60, 1768003200 - 60))
+        one = run_grade(A, subs, ws, *common, "--student", "s01")
+        write(subs / "looper", with_answer(correct_code()))
+        os.utime(subs / "looper" / f"{A}.ipynb", (1768003200 - 60, 1768003200 - 60))
+        flagged = run_grade(A, subs, ws, *common, "--flagged")
+        assert "regraded 1 of 7 submissions" in one.stdout and "(s01)" in one.stdout, one.stdout
+        assert "regraded 1 of 7 submissions" in flagged.stdout and "(looper)" in flagged.stdout, flagged.stdout
+        csvs[where] = (ws / "reports" / A / "grades.csv").read_text()
+        rows = {r["student"]: r for r in read_csv(ws, A)}
+        assert float(rows["s01"]["score"]) == MAX and float(rows["looper"]["score"]) == MAX, rows
+        assert float(rows["s03"]["score"]) < MAX, "a day and a half late: 20 % off"
+        assert first.returncode == 0
+    assert csvs["local"] == csvs["remote"]
+
+
 def _other_course(folder: Path) -> Path:
     """A copy of the course whose 02_similarity differs by one byte (a changed test, say)."""
     shutil.copytree(ROOT / "autograder", folder / "autograder", ignore=shutil.ignore_patterns("__pycache__"))

@@ -89,13 +89,12 @@ def survey(client, versions: dict[str, str]) -> dict[str, dict]:
 
 class DaskPool:
     """Tasks go to the workers found able, at most `PER_WORKER` per worker at a time, sent in
-    batches of `BATCH` per worker (one message to the scheduler for many tasks: sent one by one,
-    Dask's per-task cost rose from 0.024 to 0.032 s on chapter 02). Few tasks wait on a worker,
-    so that a worker lost takes few others' tasks down with it, and a worker that joins gets
-    work soon. Dask restricts a task to the workers named. The restriction is loose: a task whose named workers are all
-    gone (a worker its nanny restarted has a new address) goes to another, and one that lands
-    on a worker not yet surveyed is refused there (`remote.Refused`) and sent on. New workers
-    are surveyed every `SURVEY_SECONDS`."""
+    batches of at least `BATCH` per worker (one message to the scheduler each). Few tasks wait
+    on a worker, so that a worker lost takes few others' tasks down with it, and a worker that
+    joins gets work soon. Dask restricts a task to the workers named. The restriction is loose:
+    a task whose named workers are all gone (a worker its nanny restarted has a new address)
+    goes to another, and one that lands on a worker not yet surveyed is refused there
+    (`remote.Refused`) and sent on. New workers are surveyed every `SURVEY_SECONDS`."""
 
     PER_WORKER = 4
     BATCH = 2
@@ -198,6 +197,7 @@ class DaskPool:
                         self._survey()
                         state.unplaced(self.client.processing())
                     except (CancelledError, OSError, TimeoutError):
+                        time.sleep(0.2)
                         continue             # the scheduler's status says what happened
                     surveyed = now
                 if not self.able:

@@ -117,7 +117,10 @@ def _launch(no_sandbox: bool, warm: tuple[str, ...], template=None):
 
     if no_sandbox or not bwrap_path():
         return None, "asked for no sandbox" if no_sandbox else "bubblewrap (bwrap) is not installed"
-    box = Sandbox(limits=Limits(), warm=warm, template=template)
+    try:
+        box = Sandbox(limits=Limits(), warm=warm, template=template)
+    except SandboxUnavailable as exc:         # no slot free on this machine
+        return None, f"the sandbox could not start: {exc}"
     try:
         box.launch()
         return box, None

@@ -5,6 +5,7 @@ a worker killed mid-run loses no student and records none twice; a worker that c
 from __future__ import annotations
 
 import collections
+import json
 import os
 import shutil
 import signal
@@ -449,7 +450,6 @@ def test_tls_end_to_end_with_the_certificates_machines_md_makes(tmp_path):
         c.worker("w1")
         c.worker("w2")
         c.wait_for(2)
-        import json
         address = json.loads(c.file.read_text())["address"]
         assert address.startswith("tls://")
 

@@ -237,3 +237,47 @@ def test_a_flood_of_output_is_named_as_the_cause_not_the_oserror_it_raises(tmp_p
     page = (tmp_path / "ws" / "feedback" / "flooder" / A / "feedback.html").read_text()
     assert "printed more than a notebook may print" in page and "OSError" not in page
     assert results["honest"]["flags"] == [] and results["honest"]["score"] > 0
+
+
+_HOG = ("import os, time\nfor _ in range(200):\n    try:\n        if os.fork() == 0:\n            time.sleep(60)\n"
+        "            os._exit(0)\n    except OSError:\n        break\ntime.sleep(25)\n")
+_FORKS = ("\n\nimport os\n_right = softmax\n\n\ndef softmax(x, axis=-1):\n    if os.fork() == 0:\n"
+          "        os._exit(0)\n    return _right(x, axis)\n")
+
+
+def _sandbox_processes() -> int:
+    """Processes on this machine whose uid is a sandbox slot's (60000 + slot)."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and 60000 <= os.stat(f"/proc/{entry}").st_uid < 60128:
+                count += 1
+        except FileNotFoundError:
+            pass
+    return count
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids are the caller's own without root")
+def test_a_fork_bomb_in_one_run_costs_a_concurrent_run_nothing(tmp_path):
+    """Run A grades a submission that holds its process limit's worth of processes; run B,
+    on the same machine meanwhile, grades correct notebooks whose softmax forks once per call.
+    Both ran sandboxes in slot 0, one uid: B's forks failed against A's processes, 6 of 11 points
+    each. Each sandbox now claims a slot no other holds (host.claim_slot)."""
+    write(tmp_path / "A" / "hog", with_answer(_HOG + correct_code()))
+    for i in range(3):
+        write(tmp_path / "B" / f"forks{i}", with_answer(correct_code() + _FORKS))
+    cmd = [sys.executable, "-m", "autograder", "grade", A, str(tmp_path / "A"), "--workspace", str(tmp_path / "wsA"),
+           "--quiet", "--workers", "1", "--timeout", "60"]
+    hog = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and _sandbox_processes() < 50:
+            time.sleep(0.2)
+        assert _sandbox_processes() >= 50, "run A's submission holds its processes"
+        run_grade(A, tmp_path / "B", tmp_path / "wsB", "--workers", "1")
+        assert hog.poll() is None, "run A was still holding them"
+    finally:
+        os.killpg(hog.pid, signal.SIGKILL)
+        hog.wait()
+    rows = read_csv(tmp_path / "wsB", A)
+    assert [(r["student"], float(r["score"])) for r in rows] == [(f"forks{i}", 11.0) for i in range(3)], rows

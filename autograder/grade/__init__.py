@@ -9,6 +9,12 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def abandoned(task: tuple, problem) -> dict:
+    """A pool's result for a task whose grading was given up (grade/pool.py), with the
+    `flags.Flag` that says why."""
+    return {"student": task[0], "abandoned": problem.to_dict(), "notebook": task[3]}
+
+
 def student_salt(secret: str, assignment: str, student: str) -> str:
     """The inputs' seed for one student: a leaked input is worth nothing to a classmate, and
     grading the same student again draws the same inputs."""

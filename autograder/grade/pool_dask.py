@@ -31,7 +31,7 @@ from pathlib import Path
 from .. import course
 from ..flags import flag
 from ..sandbox.host import Limits
-from . import course_version
+from . import abandoned, course_version
 from .phases import Phases
 
 
@@ -124,18 +124,14 @@ class DaskPool:
         forget those that left."""
         from .remote import report
 
-        if initial:
-            reports = survey(self.client, {self.assignment: self.version})
-        else:
-            current = set(self.client.scheduler_info()["workers"])
-            self.able &= current
-            self.seen &= current
-            self.refused &= current
-            new = sorted(current - self.seen)
-            if not new:
-                return
-            reports = self.client.run(report, {self.assignment: self.version}, workers=new, on_error="return")
-            reports = {a: r for a, r in reports.items() if isinstance(r, dict)}   # one that left meanwhile
+        current = set(self.client.scheduler_info()["workers"])
+        self.able &= current
+        self.seen &= current
+        self.refused &= current
+        new = sorted(current - self.seen)
+        reports = self.client.run(report, {self.assignment: self.version}, workers=new, on_error="return") \
+            if new else {}
+        reports = {a: r for a, r in reports.items() if isinstance(r, dict)}   # not one that left meanwhile
         for address, found in sorted(reports.items()):
             self.seen.add(address)
             if found["sandbox"] is not None or found["differs"]:
@@ -329,7 +325,7 @@ class _Run:
 
     def abandon(self, task: tuple, detail: str) -> None:
         problem = flag("internal", detail=detail)
-        self.on_result({"student": task[0], "abandoned": problem.to_dict(), "notebook": task[3]})
+        self.on_result(abandoned(task, problem))
 
 
 __all__ = ["DaskPool", "connect", "survey"]

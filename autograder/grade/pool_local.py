@@ -14,7 +14,7 @@ from pathlib import Path
 from .. import course
 from ..flags import flag
 from ..sandbox.host import Limits, remove_stale_cgroups
-from . import forkserver
+from . import abandoned, forkserver
 from .phases import Phases
 
 
@@ -150,7 +150,7 @@ class LocalPool:
             w.stop(kill=True)
 
     def _spawn(self) -> _Worker:
-        slot = self.next_slot % 64          # slots name uids and cgroups; they are reused
+        slot = self.next_slot % 64          # the slot preferred: Sandbox claims one no other holds
         self.next_slot += 1
         return _Worker(self.ctx, slot, self.source_path, self.limits, self.unsafe)
 
@@ -210,10 +210,9 @@ class LocalPool:
                                          "submission to see why")
         self._replace(w)
         if task is not None:
-            student, assignment, _data, name, _problem, salt = task
-            seconds = self.limits.grace_seconds
-            problem = flag("unresponsive", seconds=seconds) if why is None else flag("internal", detail=why)
-            on_result({"student": student, "abandoned": problem.to_dict(), "notebook": name})
+            problem = flag("unresponsive", seconds=self.limits.grace_seconds) if why is None else \
+                flag("internal", detail=why)
+            on_result(abandoned(task, problem))
 
     def release(self) -> None:
         """Tell every worker to end; `close` waits for them."""

@@ -11,14 +11,11 @@ or written to a shared file system.
 from __future__ import annotations
 
 import atexit
-import fcntl
 import os
 import socket
-import tempfile
 import threading
-from pathlib import Path
 
-from . import course_version, grader_version
+from . import abandoned, course_version, grader_version
 
 
 class Refused(Exception):
@@ -46,28 +43,11 @@ def _address() -> str | None:
 
 
 _lock = threading.Lock()       # one grading at a time per worker process, whatever its threads
-_state: dict = {}              # "key": (assignment, version, limits), "source", "box", "slot"
+_state: dict = {}              # "key": (assignment, version, limits), "source", "box"
 
 
 def host() -> str:
     return socket.gethostname()
-
-
-def _slot() -> int:
-    """A sandbox slot (it names the sandbox's uid) no other process on this host holds: slots
-    64-127, claimed with a lock file for the life of this process (a local run uses 0-63)."""
-    if "slot" in _state:
-        return _state["slot"][0]
-    for slot in range(64, 128):
-        fd = os.open(Path(tempfile.gettempdir()) / f"autograder-dask-slot-{slot}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        _state["slot"] = (slot, fd)
-        return slot
-    raise Refused(f"{host()}: refused: more than 64 grading worker processes on this host")
 
 
 def report(versions: dict[str, str]) -> dict:
@@ -121,7 +101,7 @@ def _ready(assignment: str, version: str, limits):
     from .worker import prepare
 
     try:
-        source, box = prepare(_slot(), str(course.source_notebook(assignment)), limits, False, None)
+        source, box = prepare(64, str(course.source_notebook(assignment)), limits, False, None)
     except SandboxUnavailable as exc:
         raise Refused(f"{host()}: refused: the sandbox could not start ({exc})") from None
     _state.update(key=key, source=source, box=box)
@@ -188,8 +168,7 @@ def grade(assignment: str, version: str, limits, task: tuple) -> dict:
         if not overdue.is_set():
             return result
         _drop()                   # the next task starts a fresh sandbox
-    problem = flag("unresponsive", seconds=_grace(limits))
-    return {"student": task[0], "abandoned": problem.to_dict(), "notebook": task[3]}
+    return abandoned(task, flag("unresponsive", seconds=_grace(limits)))
 
 
 __all__ = ["Refused", "grade", "report", "refusal"]

@@ -186,6 +186,9 @@ def _unmatched_section(results: list[dict], unmatched: list[str]) -> str:
             "<table><tr><th>file or folder</th><th>what happened</th></tr>" + rows + "</table>")
 
 
+PAIRS_SHOWN = 60          # per group of possible copying: its members are all listed above the pairs
+
+
 def _copying_section(groups, names: dict) -> str:
     """Groups of students to look at (similarity.py): identical files, near-identical graded
     functions."""
@@ -206,7 +209,9 @@ def _copying_section(groups, names: dict) -> str:
             f"<tr><td>{_who(a, names)}</td><td>{_who(b, names)}</td><td>"
             + ", ".join(html.escape(p.what) if p.what == IDENTICAL else
                         f"<code>{html.escape(p.what)}</code> {p.similarity:.0%}" for p in found)
-            + "</td></tr>" for (a, b), found in linked.items())
+            + "</td></tr>" for (a, b), found in list(linked.items())[:PAIRS_SHOWN])
+        if len(linked) > PAIRS_SHOWN:
+            rows += f"<tr><td colspan='3'>... and {len(linked) - PAIRS_SHOWN} more pairs of this group</td></tr>"
         parts.append(f"<h3>Group {k}: {len(group.students)} students, up to {group.similarity:.0%} alike</h3><p>"
                      + ", ".join(_who(s, names) for s in group.students) + "</p><table><tr><th>student</th>"
                      "<th>student</th><th>alike in</th></tr>" + rows + "</table>")

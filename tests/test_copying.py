@@ -345,3 +345,16 @@ def test_the_report_escapes_every_name_id_and_file_name():
     assert "<img" not in report
     assert report.count(html.escape(HOSTILE)) >= 6, report
     assert html.escape(evil) in report
+
+
+def test_a_large_group_lists_every_member_and_a_bounded_number_of_pairs():
+    from autograder.feedback import PAIRS_SHOWN, instructor_report
+    from autograder.similarity import Group, Pair
+
+    members = tuple(f"s{k:02}" for k in range(30))
+    pairs = tuple(Pair(a, b, "softmax", 1.0) for i, a in enumerate(members) for b in members[i + 1:])
+    report = instructor_report(A, [_result(s) for s in members], copying=[Group(members, pairs)])
+    copied = report.split("Possible copying (1 group, 30 students)")[1]
+    assert all(s in copied for s in members)
+    assert copied.count("<tr><td>") == PAIRS_SHOWN and f"{len(pairs) - PAIRS_SHOWN} more pairs" in copied
+

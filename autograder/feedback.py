@@ -228,7 +228,7 @@ def instructor_report(assignment: str, results: list[dict], missing: list[str] =
     groups similarity.py found; `names` {student id: name} (roster or LMS); `unmatched` the
     download's files that match nobody on the roster. Everything a student controls (ids,
     names, file names) is escaped."""
-    names = names or {}
+    names = {**{r["student"]: (r.get("term") or {}).get("name") or "" for r in results}, **(names or {})}
     term = _term_section(results, list(missing), list(ungraded), deadline, names) \
         + _unmatched_section(results, list(unmatched))
     if not results:

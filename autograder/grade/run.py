@@ -576,7 +576,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
              for s, r in rows.items()}
     report = ws.write_report(instructor_report(assignment, graded_rows, missing, ungraded,
                                                terms.describe() if terms.due else "", copying,
-                                               names=names, unmatched=list(subs.unmatched)))
+                                               names=names, unmatched=list(getattr(subs, "unmatched", ()))))
     phases.mark("reports written")
     scores = [(r.get("term") or {}).get("score", r["score"]) for r in graded_rows]
     terms_of = [(r.get("term") or {}) for r in graded_rows]

@@ -225,6 +225,26 @@ def test_code_that_defeats_the_parser_leaves_only_its_author_out():
     assert reported(found) == [("ann", "ben"), ("dee", "eve")]
 
 
+def test_a_notebook_that_defeats_the_json_parser_is_no_code(tmp_path):
+    from autograder.similarity import notebook_code
+
+    (tmp_path / "deep.ipynb").write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (tmp_path / "binary.ipynb").write_bytes(b"\xff\xfe" * 10)
+    assert notebook_code(tmp_path / "deep.ipynb", TEMPLATES) == {}
+    assert notebook_code(tmp_path / "binary.ipynb", TEMPLATES) == {}
+    assert notebook_code(tmp_path / "absent.ipynb", TEMPLATES) == {}
+
+
+def test_without_a_released_notebook_the_stub_comes_from_the_solution():
+    from autograder.similarity import possible_copying, stub
+
+    stubs = {gid: stub(code) for gid, code in SOLUTIONS.items()}
+    assert all("raise NotImplementedError()" in code and "BEGIN SOLUTION" not in code for code in stubs.values())
+    assert all(stubs[gid].split("raise")[0] == TEMPLATES[gid].split("# YOUR CODE HERE")[0] for gid in stubs)
+    answers = {"ann": notebook(ANN_DOT, ANN_SOFTMAX), "ben": notebook(BEN_DOT), "cy": notebook(), "dee": notebook()}
+    assert [g.students for g in possible_copying({}, answers, stubs, SOLUTIONS)] == [("ann", "ben")]
+
+
 # ------------------------------------------------------------------ through the graded notebooks
 def _write(path: Path, cells: list[dict]) -> None:
     nb = json.loads(RELEASE.read_text())

@@ -86,6 +86,8 @@ def test_a_canvas_download_is_graded_by_the_canvas_roster(canvas_term):
     report = (ws / "reports" / A / "report.html").read_text()
     assert "<tr><td>s2401019</td><td>Danvers, Carol</td></tr>" in report and "(Usman, Zainab)" in report
     assert f"strangerxavier_40001_6789200_{A}.ipynb" in report.split("match nobody on the roster")[1], report
+    # two right answers that are the instructor's own notebook copied nobody
+    assert "Possible copying (0)" in report
     # nothing bogus in the gradebook
     with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
         ids = {s.id for s in gb.students}

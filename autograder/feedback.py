@@ -151,44 +151,92 @@ def _all_flags(r: dict) -> list[dict]:
     return r["flags"] + ((r.get("term") or {}).get("flags") or [])
 
 
-def _term_section(results: list[dict], missing: list[str], ungraded: list[str], deadline: str) -> str:
+def _who(student: str, names: dict) -> str:
+    """A student's id and, when known, name, escaped: both come from the student's upload or
+    the roster."""
+    name = (names or {}).get(student) or ""
+    return html.escape(student) + (f" <span class='muted'>({html.escape(name)})</span>" if name else "")
+
+
+def _term_section(results: list[dict], missing: list[str], ungraded: list[str], deadline: str,
+                  names: dict) -> str:
     late = [r for r in results if (r.get("term") or {}).get("seconds_late")]
     parts = [f"<p>{html.escape(deadline)}</p>"] if deadline else []
     if late:
         parts.append("<h2>Late submissions (" + str(len(late)) + ")</h2><table><tr><th>student</th>"
                      "<th>submitted</th><th>time from</th><th>late by</th><th>penalty</th></tr>" + "".join(
-                         f"<tr><td>{html.escape(r['student'])}</td><td>{html.escape(r['term']['submitted_at_text'])}"
+                         f"<tr><td>{_who(r['student'], names)}</td><td>{html.escape(r['term']['submitted_at_text'])}"
                          f"</td><td>{html.escape(r['term']['time_source'])}</td><td>"
                          f"{r['term']['seconds_late'] / 3600:.1f} h</td><td>{r['term']['late_penalty']:g}</td></tr>"
                          for r in late) + "</table>")
-    if missing:
-        parts.append(f"<h2>No submission ({len(missing)})</h2><p>"
-                     + ", ".join(html.escape(m) for m in missing) + "</p>")
+    if missing:            # every one of them: this is the list the instructor follows up
+        parts.append(f"<h2>No submission ({len(missing)})</h2><table><tr><th>student</th><th>name</th></tr>"
+                     + "".join(f"<tr><td>{html.escape(m)}</td><td>{html.escape((names or {}).get(m) or '')}</td></tr>"
+                               for m in missing) + "</table>")
     if ungraded:
         parts.append(f"<h2>Submitted, never graded: not chosen by --student or --flagged ({len(ungraded)})</h2><p>"
-                     + ", ".join(html.escape(m) for m in ungraded) + "</p>")
+                     + ", ".join(_who(m, names) for m in ungraded) + "</p>")
     return "".join(parts)
 
 
-def _copying_section(pairs) -> str:
-    """Pairs of submissions to look at: identical notebooks, near-identical answers."""
-    if not pairs:
-        return ("<h2>Possible copying (0)</h2><p>No identical submissions and no near-identical answers "
-                "(see autograder/similarity.py for how answers are compared).</p>")
-    rows = "".join(f"<tr><td>{html.escape(p.a)}</td><td>{html.escape(p.b)}</td><td>{html.escape(p.what)}</td>"
-                   f"<td>{p.similarity:.0%}</td></tr>" for p in pairs[:200])
-    more = f"<p>... and {len(pairs) - 200} more pairs.</p>" if len(pairs) > 200 else ""
-    return (f"<h2>Possible copying ({len(pairs)})</h2><p>For you to look at; no score was changed. Answers are "
-            "compared with comments, docstrings, whitespace and the student's own names set aside.</p>"
-            "<table><tr><th>student</th><th>student</th><th>what</th><th>similarity</th></tr>" + rows
-            + "</table>" + more)
+def _unmatched_section(results: list[dict], unmatched: list[str]) -> str:
+    """What the download held that is nobody on the roster: files left out (an LMS download's),
+    and submissions graded under an id the roster does not have."""
+    strays = [r for r in results if any(f.get("code") == "not-on-roster" for f in _all_flags(r))]
+    if not unmatched and not strays:
+        return ""
+    rows = "".join(f"<tr><td><code>{html.escape(name)}</code></td><td>not graded</td></tr>" for name in unmatched)
+    rows += "".join(f"<tr><td><code>{html.escape((r.get('submission') or {}).get('source') or r['student'])}</code>"
+                    f"</td><td>graded as {html.escape(r['student'])}</td></tr>" for r in strays)
+    return (f"<h2>Files that match nobody on the roster ({len(unmatched) + len(strays)})</h2>"
+            "<table><tr><th>file or folder</th><th>what happened</th></tr>" + rows + "</table>")
+
+
+PAIRS_SHOWN = 60          # per group of possible copying: its members are all listed above the pairs
+
+
+def _copying_section(groups, names: dict) -> str:
+    """Groups of students to look at (similarity.py): identical files, near-identical graded
+    functions."""
+    from .similarity import IDENTICAL
+
+    intro = ("<p>For you to look at; no score was changed and no one was flagged. Each graded function is "
+             "compared on its own, wherever the student wrote it, with comments, docstrings, unused "
+             "statements, the order of definitions and the student's own names set aside; code as "
+             "released and answers close to the solution are left out (see autograder/similarity.py).</p>")
+    if not groups:
+        return "<h2>Possible copying (0)</h2><p>No identical submissions and no near-identical answers.</p>" + intro
+    parts = []
+    for k, group in enumerate(groups, 1):
+        linked: dict[tuple[str, str], list] = {}
+        for p in group.pairs:
+            linked.setdefault((p.a, p.b), []).append(p)
+        rows = "".join(
+            f"<tr><td>{_who(a, names)}</td><td>{_who(b, names)}</td><td>"
+            + ", ".join(html.escape(p.what) if p.what == IDENTICAL else
+                        f"<code>{html.escape(p.what)}</code> {p.similarity:.0%}" for p in found)
+            + "</td></tr>" for (a, b), found in list(linked.items())[:PAIRS_SHOWN])
+        if len(linked) > PAIRS_SHOWN:
+            rows += f"<tr><td colspan='3'>... and {len(linked) - PAIRS_SHOWN} more pairs of this group</td></tr>"
+        parts.append(f"<h3>Group {k}: {len(group.students)} students, up to {group.similarity:.0%} alike</h3><p>"
+                     + ", ".join(_who(s, names) for s in group.students) + "</p><table><tr><th>student</th>"
+                     "<th>student</th><th>alike in</th></tr>" + rows + "</table>")
+    students = sum(len(g.students) for g in groups)
+    return (f"<h2>Possible copying ({len(groups)} group{'s' if len(groups) != 1 else ''}, {students} students)</h2>"
+            + intro + "".join(parts))
 
 
 def instructor_report(assignment: str, results: list[dict], missing: list[str] = (),
-                      ungraded: list[str] = (), deadline: str = "", copying=()) -> str:
+                      ungraded: list[str] = (), deadline: str = "", copying=(), names: dict | None = None,
+                      unmatched: list[str] = ()) -> str:
     """The class's report: `results` are the graded submissions; `missing` the rostered students
-    who submitted nothing, `ungraded` those a partial regrade did not reach."""
-    term = _term_section(results, list(missing), list(ungraded), deadline)
+    who submitted nothing, `ungraded` those a partial regrade did not reach; `copying` the
+    groups similarity.py found; `names` {student id: name} (roster or LMS); `unmatched` the
+    download's files that match nobody on the roster. Everything a student controls (ids,
+    names, file names) is escaped."""
+    names = {**{r["student"]: (r.get("term") or {}).get("name") or "" for r in results}, **(names or {})}
+    term = _term_section(results, list(missing), list(ungraded), deadline, names) \
+        + _unmatched_section(results, list(unmatched))
     if not results:
         return _page(f"Report: {assignment}", f"<h1>{html.escape(assignment)}</h1><p>No submissions.</p>{term}")
     max_score = results[0]["max_score"]
@@ -203,7 +251,7 @@ def instructor_report(assignment: str, results: list[dict], missing: list[str] =
                          f"<td>{passed} / {len(results)}</td><td>{rate:.0%}</td></tr>")
     flagged = [r for r in results if _all_flags(r)]
     flag_rows = "".join(
-        f"<tr><td>{html.escape(r['student'])}</td><td>{_final(r):g}</td><td><ul>"
+        f"<tr><td>{_who(r['student'], names)}</td><td>{_final(r):g}</td><td><ul>"
         + "".join(f"<li>{html.escape(m)}</li>" for m in messages(_all_flags(r))) + "</ul></td></tr>" for r in flagged)
     body = (f"<h1>{html.escape(assignment)}: grading report</h1>"
             f"<p>{len(results)} submissions; mean score {mean:.2f} of {max_score:g}; "
@@ -213,5 +261,5 @@ def instructor_report(assignment: str, results: list[dict], missing: list[str] =
             + "".join(pass_rows) + "</table>" + term +
             f"<h2>Flagged submissions ({len(flagged)})</h2>"
             + ("<table><tr><th>student</th><th>score</th><th>reasons</th></tr>" + flag_rows + "</table>"
-               if flagged else "<p>None.</p>") + _copying_section(copying))
+               if flagged else "<p>None.</p>") + _copying_section(copying, names))
     return _page(f"Report: {assignment}", body)

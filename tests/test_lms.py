@@ -82,6 +82,12 @@ def test_a_canvas_download_is_graded_by_the_canvas_roster(canvas_term):
     assert rows["s2401019"]["status"] == "missing"
     # the zip's entry times (all equal, when the zip was made) made nobody late
     assert rows["s2401017"]["hours_late"] == "" and rows["s2401018"]["hours_late"] == ""
+    # the report names the students and lists the file that matched nobody
+    report = (ws / "reports" / A / "report.html").read_text()
+    assert "<tr><td>s2401019</td><td>Danvers, Carol</td></tr>" in report and "(Usman, Zainab)" in report
+    assert f"strangerxavier_40001_6789200_{A}.ipynb" in report.split("match nobody on the roster")[1], report
+    # two right answers that are the instructor's own notebook copied nobody
+    assert "Possible copying (0)" in report
     # nothing bogus in the gradebook
     with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
         ids = {s.id for s in gb.students}
@@ -491,20 +497,18 @@ OTHER = '''def dot_similarity(A, B):
 
 
 def test_copying_is_found_after_names_comments_and_spacing_are_set_aside():
-    from autograder.similarity import normalise, possible_copying
+    from autograder.similarity import IDENTICAL, possible_copying
 
-    assert normalise(ORIGINAL) == normalise(RENAMED)
-    assert normalise(ORIGINAL) != normalise(OTHER)
-    pairs = possible_copying({"ann": "x", "ben": "y", "cy": "z", "dee": "z"},
+    template = {"dot": "def dot_similarity(A, B):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"}
+    found = possible_copying({"ann": "x", "ben": "y", "cy": "z", "dee": "z"},
                              {"ann": {"dot": ORIGINAL}, "ben": {"dot": RENAMED}, "cy": {"dot": OTHER},
-                              "dee": {"dot": OTHER}}, {"dot": "def dot_similarity(A, B):\n    pass\n"})
-    assert [(p.a, p.b, p.what, p.similarity) for p in pairs] == [("ann", "ben", "answer cell dot", 1.0),
-                                                                 ("cy", "dee", "the whole notebook", 1.0)]
+                              "dee": {"dot": OTHER}}, template)
+    assert [(g.students, [(p.what, p.similarity) for p in g.pairs]) for g in found] == [
+        (("ann", "ben"), [("dot_similarity", 1.0)]), (("cy", "dee"), [(IDENTICAL, 1.0), ("dot_similarity", 1.0)])]
     # an answer everyone writes, or the instructor's own, is no sign of copying
     short = "def dot_similarity(A, B):\n    return A @ B.T\n"
-    template = {"dot": "def dot_similarity(A, B):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"}
     assert possible_copying({}, {"ann": {"dot": short}, "ben": {"dot": short}}, template) == []
-    assert possible_copying({}, {"ann": {"dot": ORIGINAL}, "ben": {"dot": RENAMED}}, {"dot": ""},
+    assert possible_copying({}, {"ann": {"dot": ORIGINAL}, "ben": {"dot": RENAMED}}, template,
                             {"dot": ORIGINAL}) == []
 
 
@@ -520,9 +524,9 @@ def test_the_report_lists_possible_copying_and_changes_no_score(tmp_path):
     ws = tmp_path / "ws"
     ok(autograder("grade", A, subs, "--workspace", ws, "--quiet"))
     report = (ws / "reports" / A / "report.html").read_text()
-    assert "Possible copying (2)" in report, report[-2000:]
-    assert "<td>cy</td><td>dee</td><td>the whole notebook</td><td>100%</td>" in report
-    assert "<td>ann</td><td>ben</td><td>answer cell dot_similarity</td><td>100%</td>" in report
+    assert "Possible copying (2 groups, 4 students)" in report, report[-2000:]
+    assert "<td>cy</td><td>dee</td><td>identical notebook files, <code>dot_similarity</code> 100%</td>" in report
+    assert "<td>ann</td><td>ben</td><td><code>dot_similarity</code> 100%</td>" in report
     rows = rows_of(ws / "reports" / A / "grades.csv")
     assert rows["cy"]["score"] == rows["dee"]["score"] and rows["cy"]["flags"] == rows["dee"]["flags"]
 

@@ -172,30 +172,24 @@ def _all_flags(result: dict) -> list:
 
 
 def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -> list:
-    """Pairs of submissions worth a look (similarity.py), from the autograded notebooks in
-    the workspace: the whole class's, not only this run's."""
-    import json
-
+    """Groups of submissions worth a look (similarity.py), from the autograded notebooks in
+    the workspace: the whole class's, not only this run's. Every code cell a student wrote
+    counts, answer cells and cells of their own; the instructor's test cells and cells just as
+    released do not."""
     from ..notebook import nbgrader_meta
-    from ..similarity import possible_copying
+    from ..similarity import notebook_code, possible_copying, stub
     from ..submissions import workspace_name
 
-    def cells(path: Path, ids) -> dict[str, str]:
-        try:
-            nb = json.loads(path.read_text(encoding="utf-8"))
-            return {nbgrader_meta(c).get("grade_id"): "".join(c.get("source", "")) for c in nb.get("cells", [])
-                    if isinstance(c, dict) and nbgrader_meta(c).get("grade_id") in ids}
-        except (OSError, ValueError, TypeError, AttributeError):
-            return {}
-
     ids = set(source.answer_ids)
+    tests = {t.grade_id for t in source.tests}
     release = course.ROOT / "exercises" / assignment / f"{notebook_name}.ipynb"
-    templates = {gid: code for gid, code in cells(release, ids).items()}
-    templates.update({gid: "" for gid in ids - set(templates)})
+    released = notebook_code(release, ids)
     solutions = {nbgrader_meta(c).get("grade_id"): c.source for c in source.nb.cells
                  if nbgrader_meta(c).get("grade_id") in ids}
-    answers = {student: cells(ws.root / "autograded" / workspace_name(student) / assignment
-                              / f"{notebook_name}.ipynb", ids) for student in submitted}
+    templates = {gid: released.get(gid) or stub(code) for gid, code in solutions.items()}
+    answers = {student: notebook_code(ws.root / "autograded" / workspace_name(student) / assignment
+                                      / f"{notebook_name}.ipynb", ids, tests, released.values())
+               for student in submitted}
     digests = {student: result.get("digest") for student, result in submitted.items()}
     return possible_copying(digests, answers, templates, solutions)
 
@@ -590,8 +584,11 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
     graded_rows = [submitted[s] for s in sorted(submitted)]
     csv_path = ws.write_csv(ordered, [t.grade_id for t in source.tests])
     copying = _copying(ws, source, assignment, notebook_name, submitted)
+    names = {s: (r.get("term") or {}).get("name") or (r.get("submission") or {}).get("lms_name") or ""
+             for s, r in rows.items()}
     report = ws.write_report(instructor_report(assignment, graded_rows, missing, ungraded,
-                                               terms.describe() if terms.due else "", copying))
+                                               terms.describe() if terms.due else "", copying,
+                                               names=names, unmatched=list(getattr(subs, "unmatched", ()))))
     phases.mark("reports written")
     scores = [(r.get("term") or {}).get("score", r["score"]) for r in graded_rows]
     terms_of = [(r.get("term") or {}) for r in graded_rows]

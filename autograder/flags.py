@@ -19,7 +19,19 @@ _MESSAGES = {
     "too-large": ("{detail}: clear its outputs (Kernel > Restart Kernel and Clear Outputs), save and submit "
                   "again", True),
     "other-assignment": ("not a {assignment} notebook (none of its cells belong to this assignment)", True),
-    "duplicate-id": ("two submissions have the student id {student!r}: only the first was graded", True),
+    "duplicate-id": ("{entry} reads as the student id {student!r}, which {other} has: not graded (rename it "
+                     "to its student's id and grade it with --student)", True),
+    # the download itself (a zip's entries, an LMS's names): each names the entry
+    "bad-entry": ("{entry} could not be unpacked from the download ({reason}): not graded; download the "
+                  "submissions again, or ask for the file", True),
+    "bad-file": ("{entry} could not be unpacked from the download ({reason}) and was left out (not a notebook)",
+                 True),
+    "entry-twice": ("the download holds {count} different files named {entry}: none was graded (which one "
+                    "was submitted cannot be told)", True),
+    "id-shared": ("{others} also read{s} as this student id and {was} not graded: check which is this "
+                  "student's", False),
+    "lms-id-shared": ("{count} entries of the {lms} download have the {what} {lms_id} ({entries}): none was "
+                      "graded (which one is this student's cannot be told)", False),
     # what the student changed
     "test-edited": ("test cell {grade_id} edited (the original was used)", True),
     "test-deleted": ("test cell {grade_id} deleted or its metadata removed (the original was used)", True),

@@ -125,7 +125,10 @@ def _open_zip(path: Path, spare: Path) -> tuple[zipfile.ZipFile, dict[str, str]]
     current = path
     for _ in range(10_000):
         try:
-            return zipfile.ZipFile(current), bad
+            archive = zipfile.ZipFile(current)
+            if current != path:
+                current.unlink()            # open, it stays readable; nothing is left behind
+            return archive, bad
         except UnicodeDecodeError as exc:
             raw = exc.object if isinstance(exc.object, bytes) else b""
             if current == path:
@@ -135,8 +138,8 @@ def _open_zip(path: Path, spare: Path) -> tuple[zipfile.ZipFile, dict[str, str]]
                 raise CourseError(f"{path}: the entry name {shown(raw.decode('utf-8', 'backslashreplace'))} "
                                   "is not valid UTF-8 and cannot be read around; nothing was graded") from None
             bad[raw.decode("cp437")] = raw.decode("utf-8", "backslashreplace")
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, struct.error, NotImplementedError) as exc:
-            raise CourseError(f"{path} is not a readable zip file ({exc})") from None
+        except Exception as exc:        # whatever its directory's bytes do: the zip cannot be listed
+            raise CourseError(f"{path} is not a readable zip file ({type(exc).__name__}: {exc})") from None
     raise CourseError(f"{path}: too many entry names that are not UTF-8; nothing was graded")
 
 
@@ -191,22 +194,31 @@ def _why(exc: BaseException) -> str:
 def _extract(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path | None) -> str:
     """Copy an entry to `target` (None: read it only); the sha256 of its contents."""
     digest = hashlib.sha256()
-    with archive.open(info) as src, (open(target, "wb") if target is not None else _Discard()) as dst:
+    with archive.open(info) as src, open(target if target is not None else os.devnull, "wb") as dst:
         while chunk := src.read(1 << 20):
             digest.update(chunk)
             dst.write(chunk)
     return digest.hexdigest()
 
 
-class _Discard:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def write(self, data):
-        pass
+def _unpack_entry(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], target: Path,
+                  bad_names: dict[str, str]) -> tuple[str, int]:
+    """Unpack one file of the zip (`infos`: its entries of that name) to `target`: why it
+    cannot be ("" when it was), and how many different files have its name (when several)."""
+    for info in infos:
+        if info.filename in bad_names:
+            return "its name is not valid UTF-8", 0
+        if info.flag_bits & 0x1:
+            return "it is encrypted with a password", 0
+        if info.compress_type not in READABLE_METHODS:
+            return f"it is compressed by a method Python's zipfile cannot read, number {info.compress_type}", 0
+    try:
+        digests = {_extract(archive, info, target if i == 0 else None) for i, info in enumerate(infos)}
+    except Exception as exc:         # whatever the entry's bytes do, only this entry is lost
+        return _why(exc), 0
+    if len(digests) > 1:
+        return f"{len(infos)} different files of this name", len(infos)
+    return "", 0
 
 
 def unpack_zip(path: Path, into: Path) -> Unpacked:
@@ -251,40 +263,22 @@ def unpack_zip(path: Path, into: Path) -> Unpacked:
             except OSError:
                 pass                        # its files cannot be written either: each is refused
         for rel, infos in sorted(files.items()):
-            first = infos[0]
-            name = bad_names.get(first.filename) or first.filename
-            target = root / rel
-
-            def refuse(reason: str, twice: int = 0) -> None:
-                bad.append(BadEntry(shown(name), reason, rel, twice))
+            first, target = infos[0], root / rel
+            if rel in folders:
+                why, twice = "a folder of the same name is in the download too", 0
+            else:
+                why, twice = _unpack_entry(archive, infos, target, bad_names)
+            if why:
+                bad.append(BadEntry(shown(bad_names.get(first.filename) or first.filename), why, rel, twice))
                 if rel not in folders:
                     try:
                         target.unlink(missing_ok=True)
                         target.touch()              # in its place, so that its student can be told
                     except OSError:
                         pass
-
-            if rel in folders:
-                refuse("a folder of the same name is in the download too")
-                continue
-            unreadable = next((why for info in infos for why in (
-                "its name is not valid UTF-8" if info.filename in bad_names else "",
-                "it is encrypted with a password" if info.flag_bits & 0x1 else "",
-                f"it is compressed by a method Python's zipfile cannot read, number {info.compress_type}"
-                if info.compress_type not in READABLE_METHODS else "") if why), None)
-            if unreadable:
-                refuse(unreadable)
-                continue
-            try:
-                digests = {_extract(archive, info, target if i == 0 else None) for i, info in enumerate(infos)}
-            except Exception as exc:         # whatever the entry's bytes do, only this entry is lost
-                refuse(_why(exc))
-                continue
-            if len(digests) > 1:
-                refuse(f"{len(infos)} different files of this name", twice=len(infos))
                 continue
             if len(infos) > 1:
-                notes.append(f"{shown(name)} is {len(infos)} times in {path.name}, with the same contents: "
+                notes.append(f"{shown(first.filename)} is {len(infos)} times in {path.name}, with the same contents: "
                              "read once")
             when = zip_entry_time(first)
             if when is not None:
@@ -296,7 +290,7 @@ def unpack_zip(path: Path, into: Path) -> Unpacked:
     entries = [p for p in into.iterdir() if not p.name.startswith((".", "__MACOSX"))]
     if len(entries) == 1 and entries[0].is_dir() and not any(entries[0].glob("*.ipynb")):
         top = entries[0]
-        bad = [BadEntry(b.entry, b.reason, b.path.relative_to(top.name), b.twice) 
+        bad = [BadEntry(b.entry, b.reason, b.path.relative_to(top.name), b.twice)
                if b.path.parts[0] == top.name and len(b.path.parts) > 1 else b for b in bad]
         return Unpacked(top, bad, notes)
     return Unpacked(into, bad, notes)

@@ -8,7 +8,9 @@ Submissions (a zip, unpacked by `submissions.collect`):
   (so the larger one is the newer), and `LATE` is Canvas's own verdict, after its due dates,
   section overrides and extensions. Canvas adds the entries without a time, so every entry
   carries the moment the zip was made: entry times are never submission times here. A file
-  uploaded again under the same name gets `-1`, `-2` ... before its extension.
+  uploaded again under the same name gets `-1`, `-2` ... before its extension. Every uploaded
+  file is named so, whatever its type; a text entry or a link is `name_[LATE_]USERID_text.html`
+  or `..._link.html`.
 - **Moodle** ("Download all submissions"): a folder per student,
   `Full Name_PARTICIPANT_assignsubmission_file_/original name.ipynb`, or, without the folders
   option, flat files `Full Name_PARTICIPANT_assignsubmission_file_original name.ipynb`.
@@ -37,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CANVAS_FILE = re.compile(r"^(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<original>.+)$")
+# a text entry or a link submitted instead of a file: Canvas writes a page, with no attachment id
+CANVAS_PAGE = re.compile(r"^(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<original>text\.html|link\.html)$")
 # Non-greedy names: the first "_N_assign..." is Moodle's (a name has no "_": Moodle writes them
 # as spaces), whatever the student's own file name repeats after it.
 MOODLE_ENTRY = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assign(?:submission|feedback)_(?P<plugin>[a-z]+)_"
@@ -71,7 +75,7 @@ def detect(folder: Path) -> str | None:
     if not entries:
         return None
     moodle = sum(1 for p in entries if MOODLE_ENTRY.match(p.name))
-    canvas = sum(1 for p in entries if not p.is_dir() and CANVAS_FILE.match(p.name))
+    canvas = sum(1 for p in entries if not p.is_dir() and (CANVAS_FILE.match(p.name) or CANVAS_PAGE.match(p.name)))
     if moodle * 2 > len(entries):
         return "moodle"
     if canvas * 2 > len(entries):
@@ -91,13 +95,13 @@ def read_canvas(folder: Path, assignment: str = "") -> tuple[dict[str, LmsFile],
     for p in sorted(folder.iterdir()):
         if p.name.startswith(".") or p.name == "__MACOSX":
             continue
-        m = CANVAS_FILE.match(p.name)
+        m = CANVAS_FILE.match(p.name) or CANVAS_PAGE.match(p.name)
         if not m or p.is_dir():
             stray.append(p.name)
             continue
         found.setdefault(m["user"], []).append(
             LmsFile("canvas", m["user"], m["name"], p, m["original"], late=bool(m["late"]),
-                    attempt=int(m["attachment"])))
+                    attempt=int(m.groupdict().get("attachment") or 0)))
     out = {}
     for user, files in found.items():
         notebooks = [f for f in files if f.path.suffix == ".ipynb"]
@@ -233,4 +237,4 @@ def read_times(path: Path, roster) -> dict:
 
 
 __all__ = ["LmsFile", "detect", "read_canvas", "read_moodle", "normal_name", "canvas_name", "read_times",
-           "parse_lms_time", "CANVAS_FILE", "MOODLE_ENTRY"]
+           "parse_lms_time", "CANVAS_FILE", "CANVAS_PAGE", "MOODLE_ENTRY"]

@@ -196,6 +196,21 @@ def test_a_canvas_download_is_canvas_whatever_its_files_are(tmp_path):
         collect(download, A, scratch=tmp_path, roster=read_roster(tmp_path / "other.csv"))
 
 
+def test_canvas_text_entries_and_links_are_canvas_too(tmp_path):
+    """Canvas writes a text entry or a link as `name_USERID_text.html` / `_link.html`: such
+    students submitted, not a notebook."""
+    from autograder import lms
+
+    for name in ("usmanzainab_31022_text.html", "liddellalice_LATE_31023_link.html",
+                 f"builderbob_31024_6789170_{A}.ipynb"):
+        (tmp_path / name).write_text("<p>x</p>")
+    assert lms.detect(tmp_path) == "canvas"
+    files, stray = lms.read_canvas(tmp_path, A)
+    assert set(files) == {"31022", "31023", "31024"} and not stray and files["31023"].late
+    found = {s.lms_id: s for s in collect(tmp_path, A)}
+    assert found["31022"].problem.code == "no-notebook" and found["31024"].notebook is not None
+
+
 # ------------------------------------------------------------------ whole runs: the class is graded
 @needs_sandbox
 def test_a_class_with_every_malformed_entry_is_graded(tmp_path):

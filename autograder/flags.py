@@ -24,8 +24,8 @@ _MESSAGES = {
     # the download itself (a zip's entries, an LMS's names): each names the entry
     "bad-entry": ("{entry} could not be unpacked from the download ({reason}): not graded; download the "
                   "submissions again, or ask for the file", True),
-    "bad-file": ("{entry} could not be unpacked from the download ({reason}) and was left out (not a notebook)",
-                 True),
+    "bad-file": ("{entry} could not be unpacked from the download ({reason}) and was left out: it is not the "
+                 "file graded", True),
     "entry-twice": ("the download holds {count} different files named {entry}: none was graded (which one "
                     "was submitted cannot be told)", True),
     "id-shared": ("{others} also read{s} as this student id and {was} not graded: check which is this "

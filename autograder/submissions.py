@@ -475,8 +475,11 @@ def collect(path: Path, assignment: str, scratch: Path | None = None, roster=Non
 
 
 def _charge(found: Collected, unpacked: Unpacked, origin: str) -> None:
-    """Each entry the zip could not give is its student's flagged result (a notebook: not
-    graded; another file: a remark), and the summary lists them all, in one line."""
+    """Each entry the zip could not give is its student's flagged result, and the summary
+    lists them all, in one line. The empty file left in its place took part in choosing the
+    student's notebook, by name, as the entry would have: when it is the one chosen (or a
+    notebook could not be chosen, or a folder holds its name), the student is not graded;
+    otherwise the entry was not the one graded, and the student's result says so."""
     found.notes.extend(unpacked.notes)
     if not unpacked.bad:
         return
@@ -485,15 +488,13 @@ def _charge(found: Collected, unpacked: Unpacked, origin: str) -> None:
         sub = owners.get(bad.path.parts[0])
         if sub is None:
             continue
-        if bad.twice:
-            problem = flag("entry-twice", count=bad.twice, entry=bad.entry)
-        else:
-            problem = flag("bad-entry" if bad.notebook else "bad-file", entry=bad.entry, reason=bad.reason)
-        if bad.notebook or bad.twice:
+        placeholder = unpacked.top / bad.path
+        if bad.notebook and (sub.notebook is None or sub.notebook == placeholder or not _is_regular(placeholder)):
             if sub.problem is None or sub.problem.code not in ("bad-entry", "entry-twice"):
-                sub.problem, sub.notebook = problem, None
+                sub.problem, sub.notebook = (flag("entry-twice", count=bad.twice, entry=bad.entry) if bad.twice else
+                                             flag("bad-entry", entry=bad.entry, reason=bad.reason)), None
         else:
-            sub.remarks.append(problem)
+            sub.remarks.append(flag("bad-file", entry=bad.entry, reason=bad.reason))
     count = len(unpacked.bad)
     found.notes.append(f"{count} entr{'ies' if count != 1 else 'y'} of {origin} could not be unpacked "
                        "(their students are flagged): " + "; ".join(f"{b.entry} ({b.reason})"

@@ -111,6 +111,17 @@ def test_a_malformed_entry_is_its_students_flagged_result(tmp_path, case):
     assert says in bob.problem.message and "bob/" in bob.problem.message, bob.problem.message
 
 
+def test_a_damaged_notebook_that_is_not_the_one_graded_costs_nothing(tmp_path):
+    """Beside the notebook named after the assignment, a damaged scratch notebook: the one
+    graded would have been the assignment's anyway (the choice goes by names), so it is."""
+    scratch = b"bob/scratch.ipynb"
+    download = build_zip(tmp_path / "class.zip", [(f"bob/{NB}", RIGHT), (scratch.decode(), RIGHT)],
+                         _set(scratch, 14, 16, "<I", lambda crc: crc ^ 1))
+    bob = collect(download, A, scratch=tmp_path)[0]
+    assert bob.problem is None and bob.notebook.name == NB and bob.notebook.read_bytes() == RIGHT
+    assert [r.code for r in bob.remarks] == ["bad-file"] and "'bob/scratch.ipynb'" in bob.remarks[0].message
+
+
 def test_a_long_upload_name_is_graded_under_a_shortened_name(tmp_path):
     download = build_zip(tmp_path / "class.zip", [(f"alice/{NB}", RIGHT), (f"bob/{LONG}", RIGHT)])
     found = collect(download, A, scratch=tmp_path)

@@ -598,11 +598,11 @@ def _from_lms(read, kind: str, origin: str, assignment: str, roster) -> Collecte
             unmatched.append(f.path.name)
             continue
         if f.shared:
-            entries = [f.path.name, *f.shared]
-            sub = Submission(student, None, flag(
-                "lms-id-shared", count=len(entries), lms=label, lms_id=lms_id,
-                what="user id" if kind == "canvas" else "participant number",
-                entries=", ".join(shown(e, 80) for e in entries)))
+            entries, what = [f.path.name, *f.shared], "user id" if kind == "canvas" else "participant number"
+            sub = Submission(student, None, flag("lms-id-shared", count=len(entries), lms=label, lms_id=lms_id,
+                                                 what=what))
+            sub.remarks.append(flag("lms-id-entries", what=what, lms_id=lms_id,
+                                    entries=", ".join(shown(e, 80) for e in entries)))
         elif f.path.is_dir():
             sub = _pick(student, f.path, assignment)
         else:

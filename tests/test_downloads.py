@@ -175,8 +175,12 @@ def test_two_moodle_folders_with_one_participant_number_are_named(tmp_path):
                                            roster=read_roster(tmp_path / "worksheet.csv"))}
     alice = found["aliddell@example.org"]
     assert alice.notebook is None and alice.problem.code == "lms-id-shared", alice
-    assert "'Alice Liddell_2102_assignsubmission_file_'" in alice.problem.message
-    assert "'Mallory Mimic_2102_assignsubmission_file_'" in alice.problem.message
+    assert "participant number 2102" in alice.problem.message and alice.problem.student_visible
+    # the instructor (only) reads whose entries they are
+    named = [r for r in alice.remarks if r.code == "lms-id-entries"]
+    assert len(named) == 1 and not named[0].student_visible, alice.remarks
+    assert "'Alice Liddell_2102_assignsubmission_file_'" in named[0].message
+    assert "'Mallory Mimic_2102_assignsubmission_file_'" in named[0].message
     assert found["zusman@example.org"].notebook.read_bytes() == RIGHT
 
 
@@ -280,3 +284,5 @@ def test_a_moodle_class_with_a_shared_participant_number_is_graded(tmp_path):
     assert float(alice["score"]) == 0 and "Mallory Mimic_2102" in alice["flags"] and "Alice Liddell_2102" in \
         alice["flags"], alice
     assert rows["bbuilder@example.org"]["status"] == "missing", proc.stdout
+    page = (ws / "feedback" / "aliddell@example.org" / A / "feedback.html").read_text()
+    assert "participant number 2102" in page and "Mallory" not in page

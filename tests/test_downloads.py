@@ -188,9 +188,11 @@ CLASSMATES = {31023: "liddellalice", 31024: "builderbob", 31025: "danverscarol"}
 
 
 def _canvas_with_text_files(path: Path) -> Path:
-    """Canvas's download: Zainab uploaded 8 text files, her three classmates their notebooks."""
+    """Canvas's download: Zainab uploaded 8 text files, her three classmates their notebooks,
+    Carol's under a name too long for a file system (Canvas keeps the upload's name whole)."""
     files = {f"usmanzainab_31022_67890{i:02d}_notes{i}.txt": b"my notes" for i in range(8)}
     files.update({f"{name}_{user}_679{user}_{A}.ipynb": RIGHT for user, name in CLASSMATES.items()})
+    files[f"danverscarol_31025_67931025_{LONG}"] = files.pop(f"danverscarol_31025_67931025_{A}.ipynb")
     return canvas_zip(path, files)
 
 

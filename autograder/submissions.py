@@ -627,7 +627,7 @@ def _from_lms(read, kind: str, origin: str, assignment: str, roster) -> Collecte
                           f"this course's {label} export? Nothing was graded")
     if unmatched:
         out.notes.append(f"{len(unmatched)} {label} submission{'s' if len(unmatched) != 1 else ''} in {origin} "
-                         f"match nobody on the roster, not graded: " + ", ".join(unmatched[:5])
+                         f"match nobody on the roster, not graded: " + ", ".join(map(shown, unmatched[:5]))
                          + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else ""))
     uploads = [p for f in files.values() for p in (f.path, *f.others)] if kind == "canvas" else []
     older = sum(1 for f in files.values() for p in f.others if p.suffix == ".ipynb") if kind == "canvas" else 0
@@ -645,13 +645,13 @@ def _from_lms(read, kind: str, origin: str, assignment: str, roster) -> Collecte
     if stray:
         out.notes.append(f"{len(stray)} entr{'ies' if len(stray) != 1 else 'y'} in {origin} "
                          f"{'are' if len(stray) != 1 else 'is'} not a {label} notebook submission, ignored: "
-                         + ", ".join(stray[:3]) + (" ..." if len(stray) > 3 else ""))
+                         + ", ".join(map(shown, stray[:3])) + (" ..." if len(stray) > 3 else ""))
     return out
 
 
 def _example(files: dict) -> str:
     lms_id, f = next(iter(sorted(files.items())))
-    return f"{lms_id} in '{f.path.name}'"
+    return f"{lms_id} in {shown(f.path.name)}"
 
 
 def _matcher(kind: str, roster):

@@ -147,6 +147,20 @@ def test_a_zip_that_cannot_be_listed_is_one_line(tmp_path):
     assert proc.returncode == 2 and len(lines) == 1 and "not a readable zip file" in lines[0], proc.stderr
 
 
+def test_names_in_the_summary_cannot_drive_the_terminal(tmp_path):
+    """A file name is the student's text: control characters (a terminal's escape sequences)
+    reach the instructor's terminal escaped."""
+    from autograder.roster import read_roster
+
+    (tmp_path / "roster.csv").write_text(CANVAS_ROSTER)
+    files = {f"liddellalice_31023_6789161_{A}.ipynb": RIGHT, f"builderbob_31024_6789170_{A}.ipynb": RIGHT,
+             f"evil_40001_6789200_\x1b[2J\x1b]0;owned\x07{A}.ipynb": RIGHT, "\x1b[31mstray.txt": b"x"}
+    found = collect(canvas_zip(tmp_path / "c.zip", files), A, scratch=tmp_path,
+                    roster=read_roster(tmp_path / "roster.csv"))
+    assert any("evil_40001" in n for n in found.notes) and any("stray.txt" in n for n in found.notes), found.notes
+    assert not any("\x1b" in n or "\x07" in n for n in found.notes), found.notes
+
+
 def test_a_leading_space_does_not_take_a_classmates_id(tmp_path):
     for folder, nb in (("s01", RIGHT), (" s01", text(with_answer(WRONG)))):
         (tmp_path / "subs" / folder).mkdir(parents=True)

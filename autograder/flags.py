@@ -19,7 +19,20 @@ _MESSAGES = {
     "too-large": ("{detail}: clear its outputs (Kernel > Restart Kernel and Clear Outputs), save and submit "
                   "again", True),
     "other-assignment": ("not a {assignment} notebook (none of its cells belong to this assignment)", True),
-    "duplicate-id": ("two submissions have the student id {student!r}: only the first was graded", True),
+    "duplicate-id": ("{entry} reads as the student id {student!r}, which {other} has: not graded (rename it "
+                     "to its student's id and grade it with --student)", True),
+    # the download itself (a zip's entries, an LMS's names): each names the entry
+    "bad-entry": ("{entry} could not be unpacked from the download ({reason}), so it was not graded: a new "
+                  "download, or the file itself, is needed", True),
+    "bad-file": ("{entry} could not be unpacked from the download ({reason}) and was left out: it is not the "
+                 "file graded", True),
+    "entry-twice": ("the download holds {count} different files named {entry}: none was graded (which one "
+                    "was submitted cannot be told)", True),
+    "id-shared": ("{others} also read{s} as this student id and {was} not graded: check which is this "
+                  "student's", False),
+    "lms-id-shared": ("{count} entries of the {lms} download have this student's {what} {lms_id}: none was "
+                      "graded (which one is the student's cannot be told)", True),
+    "lms-id-entries": ("the entries with {what} {lms_id}: {entries}", False),
     # what the student changed
     "test-edited": ("test cell {grade_id} edited (the original was used)", True),
     "test-deleted": ("test cell {grade_id} deleted or its metadata removed (the original was used)", True),

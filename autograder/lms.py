@@ -8,7 +8,9 @@ Submissions (a zip, unpacked by `submissions.collect`):
   (so the larger one is the newer), and `LATE` is Canvas's own verdict, after its due dates,
   section overrides and extensions. Canvas adds the entries without a time, so every entry
   carries the moment the zip was made: entry times are never submission times here. A file
-  uploaded again under the same name gets `-1`, `-2` ... before its extension.
+  uploaded again under the same name gets `-1`, `-2` ... before its extension. Every uploaded
+  file is named so, whatever its type; a text entry or a link is `name_[LATE_]USERID_text.html`
+  or `..._link.html`.
 - **Moodle** ("Download all submissions"): a folder per student,
   `Full Name_PARTICIPANT_assignsubmission_file_/original name.ipynb`, or, without the folders
   option, flat files `Full Name_PARTICIPANT_assignsubmission_file_original name.ipynb`.
@@ -37,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CANVAS_FILE = re.compile(r"^(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<original>.+)$")
+# a text entry or a link submitted instead of a file: Canvas writes a page, with no attachment id
+CANVAS_PAGE = re.compile(r"^(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<original>text\.html|link\.html)$")
 # Non-greedy names: the first "_N_assign..." is Moodle's (a name has no "_": Moodle writes them
 # as spaces), whatever the student's own file name repeats after it.
 MOODLE_ENTRY = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assign(?:submission|feedback)_(?P<plugin>[a-z]+)_"
@@ -54,7 +58,8 @@ class LmsFile:
     original: str = ""            # the name the student gave the file
     late: bool | None = None      # Canvas's LATE marker (None: the LMS does not say)
     attempt: int = 0              # Canvas's attachment id: larger is newer
-    others: list[Path] = field(default_factory=list)   # older uploads of the same student
+    others: list[Path] = field(default_factory=list)   # the same student's other files (older uploads)
+    shared: list[str] = field(default_factory=list)    # other entries with the same id (names differ)
 
 
 def _ipynbs(folder: Path) -> list[Path]:
@@ -63,12 +68,14 @@ def _ipynbs(folder: Path) -> list[Path]:
 
 def detect(folder: Path) -> str | None:
     """'canvas', 'moodle' or None (folders named by student id) for an unpacked download:
-    the layout most of its top-level entries follow."""
+    the layout most of its top-level entries follow. Canvas names every file it zips
+    (notebook or not) by its pattern, and zips no folders; Moodle names its folders (or flat
+    files) by its own."""
     entries = [p for p in folder.iterdir() if not p.name.startswith(".") and p.name != "__MACOSX"]
     if not entries:
         return None
     moodle = sum(1 for p in entries if MOODLE_ENTRY.match(p.name))
-    canvas = sum(1 for p in entries if p.is_file() and p.suffix == ".ipynb" and CANVAS_FILE.match(p.name))
+    canvas = sum(1 for p in entries if not p.is_dir() and (CANVAS_FILE.match(p.name) or CANVAS_PAGE.match(p.name)))
     if moodle * 2 > len(entries):
         return "moodle"
     if canvas * 2 > len(entries):
@@ -80,31 +87,36 @@ def read_canvas(folder: Path, assignment: str = "") -> tuple[dict[str, LmsFile],
     """{Canvas user id: that student's newest notebook}, and the entries that are not
     Canvas submission files. A student with several notebooks keeps the one uploaded last
     (largest attachment id) among those named after the assignment (a resubmission's `-1`
-    aside), else among all; the others are listed in `others`."""
+    aside), else among all; the others (and files that are not notebooks) are listed in
+    `others`. A student who uploaded no notebook keeps their newest file (graded as no
+    notebook)."""
     found: dict[str, list[LmsFile]] = {}
     stray = []
     for p in sorted(folder.iterdir()):
         if p.name.startswith(".") or p.name == "__MACOSX":
             continue
-        m = CANVAS_FILE.match(p.name)
-        if not m or p.suffix != ".ipynb":
+        m = CANVAS_FILE.match(p.name) or CANVAS_PAGE.match(p.name)
+        if not m or p.is_dir():
             stray.append(p.name)
             continue
         found.setdefault(m["user"], []).append(
             LmsFile("canvas", m["user"], m["name"], p, m["original"], late=bool(m["late"]),
-                    attempt=int(m["attachment"])))
+                    attempt=int(m.groupdict().get("attachment") or 0)))
     out = {}
     for user, files in found.items():
-        named = [f for f in files if RESUBMITTED.sub("", f.original) == f"{assignment}.ipynb"]
-        newest = max(named or files, key=lambda f: f.attempt)
+        notebooks = [f for f in files if f.path.suffix == ".ipynb"]
+        named = [f for f in notebooks if RESUBMITTED.sub("", f.original) == f"{assignment}.ipynb"]
+        newest = max(named or notebooks or files, key=lambda f: f.attempt)
         newest.others = [f.path for f in files if f is not newest]
         out[user] = newest
     return out, stray
 
 
 def read_moodle(folder: Path) -> tuple[dict[str, LmsFile], list[str]]:
-    """{Moodle participant number: that student's folder (or flat file)}, and the entries
-    that are not file submissions (online text, feedback, anything else)."""
+    """{Moodle participant number: that student's folder (or flat files)}, and the entries
+    that are not file submissions (online text, feedback, anything else). Moodle gives one
+    folder (or flat files under one name) per participant: entries of one number under two
+    names, or two folders, are listed in `shared`, for the instructor to sort out."""
     out: dict[str, LmsFile] = {}
     stray = []
     for p in sorted(folder.iterdir()):
@@ -117,8 +129,10 @@ def read_moodle(folder: Path) -> tuple[dict[str, LmsFile], list[str]]:
         entry = out.get(m["participant"])
         if entry is None:
             out[m["participant"]] = LmsFile("moodle", m["participant"], m["name"], p, m["original"])
-        else:                          # flat files of one participant: one folder-like group
-            entry.others.append(p)
+        elif entry.name == m["name"] and not p.is_dir() and not entry.path.is_dir():
+            entry.others.append(p)     # flat files of one participant: one folder-like group
+        else:
+            entry.shared.append(p.name)
     return out, stray
 
 
@@ -223,4 +237,4 @@ def read_times(path: Path, roster) -> dict:
 
 
 __all__ = ["LmsFile", "detect", "read_canvas", "read_moodle", "normal_name", "canvas_name", "read_times",
-           "parse_lms_time", "CANVAS_FILE", "MOODLE_ENTRY"]
+           "parse_lms_time", "CANVAS_FILE", "CANVAS_PAGE", "MOODLE_ENTRY"]

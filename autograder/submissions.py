@@ -30,7 +30,7 @@ import stat
 import tempfile
 import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -60,6 +60,8 @@ class Submission:
     attempt: int = 0                       # Canvas's attachment id (larger: uploaded later)
     lms: str = ""                          # "canvas" or "moodle": the download it came from
     lms_name: str = ""                     # the student's name as the download wrote it
+    entries: list[str] = field(default_factory=list)   # the download's top-level entries that are theirs
+    remarks: list[Flag] = field(default_factory=list)  # what the instructor should know about the download
 
     @property
     def slug(self) -> str:
@@ -83,33 +85,216 @@ def student_id(name: str) -> str:
     return text[:255] or "?"
 
 
-def unpack_zip(path: Path, into: Path) -> Path:
+NAME_MAX = 255                     # bytes in one file name (Linux, macOS, Windows alike)
+READABLE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+
+
+@dataclass
+class BadEntry:
+    """A zip entry that could not be unpacked: its name (shown printable), why, and where it
+    would have gone (relative to the unpacked folder), to tell whose it is."""
+    entry: str
+    reason: str
+    path: Path
+    twice: int = 0                 # present this many times, with different contents
+
+    @property
+    def notebook(self) -> bool:
+        return self.path.name.lower().endswith(".ipynb")
+
+
+@dataclass
+class Unpacked:
+    top: Path                      # the folder with the submissions
+    bad: list[BadEntry]
+    notes: list[str]
+
+
+def shown(name: str, limit: int = 120) -> str:
+    """A name from a download as one printable, quoted piece of text, not too long."""
+    text = name if name.isprintable() else name.encode("unicode_escape", "backslashreplace").decode("ascii")
+    if len(text) > limit:
+        text = text[:limit // 2 - 1] + "..." + text[-(limit // 2 - 2):]
+    return f"'{text}'"
+
+
+def _open_zip(path: Path, spare: Path) -> tuple[zipfile.ZipFile, dict[str, str]]:
+    """The zip, and {entry name as read: its name shown} for entries whose names claim to be
+    UTF-8 and are not. Python's zipfile cannot list such a zip at all; a copy in `spare` with
+    those names' UTF-8 flag cleared can be listed, and their entries are then refused alone."""
+    bad: dict[str, str] = {}
+    current = path
+    for _ in range(10_000):
+        try:
+            archive = zipfile.ZipFile(current)
+            if current != path:
+                current.unlink()            # open, it stays readable; nothing is left behind
+            return archive, bad
+        except UnicodeDecodeError as exc:
+            raw = exc.object if isinstance(exc.object, bytes) else b""
+            if current == path:
+                current = spare / f".{path.stem[:60]}-names.zip"
+                shutil.copyfile(path, current)
+            if not raw or not _clear_utf8_flag(current, raw):
+                raise CourseError(f"{path}: the entry name {shown(raw.decode('utf-8', 'backslashreplace'))} "
+                                  "is not valid UTF-8 and cannot be read around; nothing was graded") from None
+            bad[raw.decode("cp437")] = raw.decode("utf-8", "backslashreplace")
+        except Exception as exc:        # whatever its directory's bytes do: the zip cannot be listed
+            raise CourseError(f"{path} is not a readable zip file ({type(exc).__name__}: {exc})") from None
+    raise CourseError(f"{path}: too many entry names that are not UTF-8; nothing was graded")
+
+
+def _clear_utf8_flag(zip_path: Path, raw: bytes) -> bool:
+    """Clear the UTF-8 flag (bit 11) of the central directory records named `raw`."""
+    import mmap
+
+    changed = False
+    with open(zip_path, "r+b") as f, mmap.mmap(f.fileno(), 0) as data:
+        at = data.find(raw)
+        while at >= 0:
+            head = at - 46
+            if head >= 0 and data[head:head + 4] == b"PK\x01\x02" \
+                    and struct.unpack_from("<H", data, head + 28)[0] == len(raw):
+                bits = struct.unpack_from("<H", data, head + 8)[0]
+                if bits & 0x800:
+                    struct.pack_into("<H", data, head + 8, bits & ~0x800)
+                    changed = True
+            at = data.find(raw, at + 1)
+    return changed
+
+
+def _short(part: str) -> str:
+    """A name no longer than NAME_MAX bytes: its start, a hash of the whole, its extension."""
+    if len(part.encode("utf-8", "surrogateescape")) <= NAME_MAX:
+        return part
+    suffix = Path(part).suffix if len(Path(part).suffix) <= 16 else ""
+    head = part.encode("utf-8", "surrogateescape")[:180].decode("utf-8", "ignore")
+    return f"{head}~{hashlib.sha256(part.encode('utf-8', 'surrogateescape')).hexdigest()[:10]}{suffix}"
+
+
+def _why(exc: BaseException) -> str:
+    """What went wrong with an entry, in words (the exception's own text names the entry)."""
+    import errno
+    import zlib
+
+    if isinstance(exc, zipfile.BadZipFile) and "CRC" in str(exc):
+        return "its contents do not match its checksum: damaged, or its stated size is wrong"
+    if isinstance(exc, zipfile.BadZipFile):
+        return "its header is damaged"
+    if isinstance(exc, EOFError):
+        return "it ends before its stated size"
+    if isinstance(exc, zlib.error) or type(exc).__name__ == "LZMAError":
+        return "its compressed data are damaged"
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        return "its path is longer than this file system allows"
+    if isinstance(exc, OSError):
+        return f"it cannot be written here: {exc.strerror or type(exc).__name__}"
+    return f"it cannot be read: {type(exc).__name__}"
+
+
+def _extract(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path | None) -> str:
+    """Copy an entry to `target` (None: read it only); the sha256 of its contents."""
+    digest = hashlib.sha256()
+    with archive.open(info) as src, open(target if target is not None else os.devnull, "wb") as dst:
+        while chunk := src.read(1 << 20):
+            digest.update(chunk)
+            dst.write(chunk)
+    return digest.hexdigest()
+
+
+def _unpack_entry(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], target: Path,
+                  bad_names: dict[str, str]) -> tuple[str, int]:
+    """Unpack one file of the zip (`infos`: its entries of that name) to `target`: why it
+    cannot be ("" when it was), and how many different files have its name (when several)."""
+    for info in infos:
+        if info.filename in bad_names:
+            return "its name is not valid UTF-8", 0
+        if info.flag_bits & 0x1:
+            return "it is encrypted with a password", 0
+        if info.compress_type not in READABLE_METHODS:
+            return f"it is compressed by a method Python's zipfile cannot read, number {info.compress_type}", 0
     try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise CourseError(f"{path} is not a readable zip file ({exc})") from None
+        digests = {_extract(archive, info, target if i == 0 else None) for i, info in enumerate(infos)}
+    except Exception as exc:         # whatever the entry's bytes do, only this entry is lost
+        return _why(exc), 0
+    if len(digests) > 1:
+        return f"{len(infos)} different files of this name", len(infos)
+    return "", 0
+
+
+def unpack_zip(path: Path, into: Path) -> Unpacked:
+    """Unpack a zip into `into`. A zip that cannot be listed, or that would write outside
+    `into` or more than MAX_UNZIPPED bytes, is refused (CourseError). An entry that cannot be
+    unpacked (damaged, encrypted, compressed with an unknown method, a name that is not UTF-8,
+    a file where a folder of the same name is, several different files of one name) is left
+    out, an empty file in its place where one fits, and listed in `bad`, to be charged to its
+    student alone. A name longer than a file system allows is shortened (its start, a hash,
+    its extension)."""
+    archive, bad_names = _open_zip(path, into.parent)
+    root = into.resolve()
+    bad: list[BadEntry] = []
+    notes: list[str] = []
+    shortened = []
     with archive:
+        files: dict[Path, list[zipfile.ZipInfo]] = {}
+        folders: set[Path] = set()
         total = 0
         for info in archive.infolist():
-            target = (into / info.filename).resolve()
-            if not str(target).startswith(str(into.resolve()) + "/") and target != into.resolve():
-                raise CourseError(f"{path}: refusing the entry '{info.filename}' (it points outside the folder)")
+            if info.filename.startswith("__MACOSX/"):
+                continue
+            norm = os.path.normpath(info.filename) if info.filename.strip("/") else "."
+            if os.path.isabs(norm) or norm == ".." or norm.startswith("../"):
+                raise CourseError(f"{path}: refusing the entry {shown(info.filename)} (it points outside the folder)")
+            if norm == ".":
+                continue
+            rel = Path(*[_short(p) for p in Path(norm).parts])
+            if rel != Path(norm):
+                shortened.append(rel)
             total += info.file_size
             if total > MAX_UNZIPPED:
                 raise CourseError(f"{path}: more than {MAX_UNZIPPED >> 30} GiB unpacked; refusing")
+            folders.update(rel.parents)
             if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-            elif not info.filename.startswith("__MACOSX/"):
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(info) as src, open(target, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-                when = zip_entry_time(info)
-                if when is not None:
-                    os.utime(target, (when, when))      # the entry's time becomes the file's
+                folders.add(rel)
+            else:
+                files.setdefault(rel, []).append(info)
+        for rel in sorted(folders - {Path(".")}):
+            try:
+                (root / rel).mkdir(parents=True, exist_ok=True)
+            except OSError:
+                pass                        # its files cannot be written either: each is refused
+        for rel, infos in sorted(files.items()):
+            first, target = infos[0], root / rel
+            if rel in folders:
+                why, twice = "a folder of the same name is in the download too", 0
+            else:
+                why, twice = _unpack_entry(archive, infos, target, bad_names)
+            if why:
+                bad.append(BadEntry(shown(bad_names.get(first.filename) or first.filename), why, rel, twice))
+                if rel not in folders:
+                    try:
+                        target.unlink(missing_ok=True)
+                        target.touch()              # in its place, so that its student can be told
+                    except OSError:
+                        pass
+                continue
+            if len(infos) > 1:
+                notes.append(f"{shown(first.filename)} is {len(infos)} times in {path.name}, with the same contents: "
+                             "read once")
+            when = zip_entry_time(first)
+            if when is not None:
+                os.utime(target, (when, when))      # the entry's time becomes the file's
+    if shortened:
+        notes.append(f"{len(shortened)} name{'s' if len(shortened) != 1 else ''} in {path.name} longer than "
+                     f"{NAME_MAX} bytes, unpacked shortened: " + ", ".join(shown(str(p)) for p in shortened[:3])
+                     + (" ..." if len(shortened) > 3 else ""))
     entries = [p for p in into.iterdir() if not p.name.startswith((".", "__MACOSX"))]
     if len(entries) == 1 and entries[0].is_dir() and not any(entries[0].glob("*.ipynb")):
-        return entries[0]
-    return into
+        top = entries[0]
+        bad = [BadEntry(b.entry, b.reason, b.path.relative_to(top.name), b.twice)
+               if b.path.parts[0] == top.name and len(b.path.parts) > 1 else b for b in bad]
+        return Unpacked(top, bad, notes)
+    return Unpacked(into, bad, notes)
 
 
 def zip_entry_time(info: zipfile.ZipInfo) -> float | None:
@@ -269,7 +454,8 @@ def collect(path: Path, assignment: str, scratch: Path | None = None, roster=Non
         if path.suffix.lower() != ".zip":
             raise CourseError(f"{path} is a file but not a .zip (give a folder of student folders, or a zip)")
         scratch = Path(tempfile.mkdtemp(prefix=".unzipped-", dir=scratch))
-        path = unpack_zip(path, scratch)
+        unpacked = unpack_zip(path, scratch)
+        path = unpacked.top
         from_zip = True
     layout = lms.detect(path)
     if layout == "canvas":
@@ -278,6 +464,8 @@ def collect(path: Path, assignment: str, scratch: Path | None = None, roster=Non
         found = _from_lms(lms.read_moodle(path), "moodle", origin, assignment, roster)
     else:
         found = _from_folders(path, origin, assignment)
+    if from_zip:
+        _charge(found, unpacked, origin)
     if not found and not found.unmatched:
         raise CourseError(f"{origin} holds no student folders and no notebooks")
     for sub in found:
@@ -286,6 +474,34 @@ def collect(path: Path, assignment: str, scratch: Path | None = None, roster=Non
     if from_zip and layout != "canvas":
         _same_times(found, origin)
     return found
+
+
+def _charge(found: Collected, unpacked: Unpacked, origin: str) -> None:
+    """Each entry the zip could not give is its student's flagged result, and the summary
+    lists them all, in one line. The empty file left in its place took part in choosing the
+    student's notebook, by name, as the entry would have: when it is the one chosen (or a
+    notebook could not be chosen, or a folder holds its name), the student is not graded;
+    otherwise the entry was not the one graded, and the student's result says so."""
+    found.notes.extend(unpacked.notes)
+    if not unpacked.bad:
+        return
+    owners = {entry: sub for sub in found for entry in sub.entries}
+    for bad in unpacked.bad:
+        sub = owners.get(bad.path.parts[0])
+        if sub is None:
+            continue
+        placeholder = unpacked.top / bad.path
+        if bad.notebook and (sub.notebook is None or sub.notebook == placeholder or not _is_regular(placeholder)):
+            if sub.problem is None or sub.problem.code not in ("bad-entry", "entry-twice"):
+                sub.problem, sub.notebook = (flag("entry-twice", count=bad.twice, entry=bad.entry) if bad.twice else
+                                             flag("bad-entry", entry=bad.entry, reason=bad.reason)), None
+        else:
+            sub.remarks.append(flag("bad-file", entry=bad.entry, reason=bad.reason))
+    count = len(unpacked.bad)
+    found.notes.append(f"{count} entr{'ies' if count != 1 else 'y'} of {origin} could not be unpacked "
+                       "(their students are flagged): " + "; ".join(f"{b.entry} ({b.reason})"
+                                                                  for b in unpacked.bad[:3])
+                       + (f"; and {count - 3} more" if count > 3 else ""))
 
 
 def _folder_of(sub: Submission, top: Path) -> Path | None:
@@ -319,8 +535,15 @@ def _same_times(found: Collected, origin: str) -> None:
 
 
 def _from_folders(path: Path, origin: str, assignment: str) -> Collected:
+    """Student folders (and notebooks) at the top of `path`. Where several entries read as
+    one id (`alice` and ` alice`, or `alice/` and `alice.ipynb`), the one named exactly
+    so keeps it; every one of them is flagged."""
+    def exact(entry: Path) -> bool:
+        raw = entry.stem if entry.suffix == ".ipynb" and not entry.is_dir() else entry.name
+        return student_id(raw) == raw
+
     found: dict[str, Submission] = {}
-    for entry in sorted(path.iterdir()):
+    for entry in sorted(path.iterdir(), key=lambda e: (not exact(e), e.name)):
         if entry.name.startswith(".") or entry.name == "__MACOSX":
             continue
         if entry.is_symlink():
@@ -336,19 +559,33 @@ def _from_folders(path: Path, origin: str, assignment: str) -> Collected:
         else:
             continue
         sub.source = f"{origin}: {entry.name}"
+        sub.entries = [entry.name]
         _add(found, sub)
     return Collected([found[k] for k in sorted(found)])
 
 
 def _add(found: dict, sub: Submission) -> None:
+    """Add a submission; one whose id is taken is flagged under a new id ("alice (2)"), and
+    the one that has it is told."""
     student = sub.student
     if student in found:
-        sub.problem, sub.notebook = flag("duplicate-id", student=student), None
+        first = found[student]
+        sub.problem, sub.notebook = flag("duplicate-id", entry=_entry_name(sub), student=student,
+                                         other=_entry_name(first)), None
         n = 2
         while f"{student} ({n})" in found:
             n += 1
         sub.student = f"{student} ({n})"
+        taken = [r for r in first.remarks if r.code == "id-shared"]
+        others = [_entry_name(s) for s in found.values() if s.student.startswith(f"{student} (")] + [_entry_name(sub)]
+        first.remarks = [r for r in first.remarks if r not in taken] + [
+            flag("id-shared", others=", ".join(others), s="s" if len(others) == 1 else "",
+                 was="was" if len(others) == 1 else "were")]
     found[sub.student] = sub
+
+
+def _entry_name(sub: Submission) -> str:
+    return shown(sub.entries[0]) if sub.entries else repr(sub.student)
 
 
 def _from_lms(read, kind: str, origin: str, assignment: str, roster) -> Collected:
@@ -363,11 +600,18 @@ def _from_lms(read, kind: str, origin: str, assignment: str, roster) -> Collecte
         if student is None:
             unmatched.append(f.path.name)
             continue
-        if f.path.is_dir():
+        if f.shared:
+            entries, what = [f.path.name, *f.shared], "user id" if kind == "canvas" else "participant number"
+            sub = Submission(student, None, flag("lms-id-shared", count=len(entries), lms=label, lms_id=lms_id,
+                                                 what=what))
+            sub.remarks.append(flag("lms-id-entries", what=what, lms_id=lms_id,
+                                    entries=", ".join(shown(e, 80) for e in entries)))
+        elif f.path.is_dir():
             sub = _pick(student, f.path, assignment)
         else:
             sub = _pick_among(student, [f.path, *f.others] if kind == "moodle" else [f.path], assignment)
         sub.source = f"{origin}: {f.path.name}"
+        sub.entries = [f.path.name, *(p.name for p in f.others), *f.shared]
         sub.lms_id, sub.lms_late, sub.attempt = lms_id, f.late, f.attempt
         sub.lms, sub.lms_name = kind, f.name
         if kind == "canvas":
@@ -386,12 +630,17 @@ def _from_lms(read, kind: str, origin: str, assignment: str, roster) -> Collecte
                           f"this course's {label} export? Nothing was graded")
     if unmatched:
         out.notes.append(f"{len(unmatched)} {label} submission{'s' if len(unmatched) != 1 else ''} in {origin} "
-                         f"match nobody on the roster, not graded: " + ", ".join(unmatched[:5])
+                         f"match nobody on the roster, not graded: " + ", ".join(map(shown, unmatched[:5]))
                          + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else ""))
-    older = sum(len(f.others) for f in files.values()) if kind == "canvas" else 0
+    uploads = [p for f in files.values() for p in (f.path, *f.others)] if kind == "canvas" else []
+    older = sum(1 for f in files.values() for p in f.others if p.suffix == ".ipynb") if kind == "canvas" else 0
     if older:
         out.notes.append(f"{older} older upload{'s' if older != 1 else ''} in {origin} left aside: each student's "
                          "last upload is graded")
+    other = sum(1 for p in uploads if p.suffix != ".ipynb")
+    if other:
+        out.notes.append(f"{other} uploaded file{'s' if other != 1 else ''} in {origin} "
+                         f"{'are' if other != 1 else 'is'} not a notebook, not graded")
     if roster is None:
         out.notes.append(f"no roster: students are named by their {label} "
                          + ("user id" if kind == "canvas" else "name and participant number")
@@ -399,13 +648,13 @@ def _from_lms(read, kind: str, origin: str, assignment: str, roster) -> Collecte
     if stray:
         out.notes.append(f"{len(stray)} entr{'ies' if len(stray) != 1 else 'y'} in {origin} "
                          f"{'are' if len(stray) != 1 else 'is'} not a {label} notebook submission, ignored: "
-                         + ", ".join(stray[:3]) + (" ..." if len(stray) > 3 else ""))
+                         + ", ".join(map(shown, stray[:3])) + (" ..." if len(stray) > 3 else ""))
     return out
 
 
 def _example(files: dict) -> str:
     lms_id, f = next(iter(sorted(files.items())))
-    return f"{lms_id} in '{f.path.name}'"
+    return f"{lms_id} in {shown(f.path.name)}"
 
 
 def _matcher(kind: str, roster):

@@ -130,6 +130,7 @@ def _term_block(result: dict, sub: Submission | None, terms, late: dict, standin
         flags.append(flag("not-on-roster", student=student).to_dict())
     if sub is not None and sub.time_problem is not None:
         flags.append(sub.time_problem.to_dict())
+    flags += [remark.to_dict() for remark in (sub.remarks if sub is not None else [])]
     raw = standing["raw_score"] if standing else result["score"]
     penalty = late["penalty"]
     return {

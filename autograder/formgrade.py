@@ -101,8 +101,9 @@ def _term_db(ws: Path) -> str | None:
 
 def add_formgrade_parser(sub) -> None:
     p = sub.add_parser("formgrade", help="open nbgrader's Formgrader on the workspace (scores and comments by hand)",
-                       description="Start nbgrader's Formgrader (a Jupyter server with nothing else) on the grading workspace: adjust "
-                                   "a test's score, or comment on any cell; then run `autograder grade` again "
+                       description="Start nbgrader's Formgrader (a Jupyter server with nothing else) on the "
+                                   "grading workspace: adjust a test's score, or comment on any cell; then run "
+                                   "`autograder grade` again "
                                    "(nothing is regraded) to carry them into feedback.html, grades.csv and the "
                                    "exports.")
     p.add_argument("--workspace", type=Path, default=None,

@@ -57,13 +57,18 @@ def markdown(text: str) -> str:
         _renderer = mistune.create_markdown(escape=False, plugins=["strikethrough", "table", "math"])
     clean = bleach.clean(_renderer(text), tags=TAGS, attributes=_attribute,
                          protocols=["http", "https", "mailto"], strip=False, strip_comments=True)
-    # one line: Formgrader's markdown renderer passes an HTML block on untouched up to a blank
-    # line; a newline inside <pre> stays a newline as a character reference
-    return '<div class="student-markdown">' + clean.replace("\r", "").replace("\n", "&#10;") + "</div>"
+    return '<div class="student-markdown">' + _one_line(clean) + "</div>"
 
 
 def preformatted(text: str) -> str:
-    return '<div class="student-raw"><pre>' + html.escape(text).replace("\r", "").replace("\n", "&#10;") + "</pre></div>"
+    """Text shown as it is, escaped, in a <pre> (a raw cell's)."""
+    return '<div class="student-raw"><pre>' + _one_line(html.escape(text)) + "</pre></div>"
+
+
+def _one_line(markup: str) -> str:
+    """Formgrader's markdown renderer passes an HTML block on untouched up to a blank line: so
+    there is none; a newline (inside <pre> it matters) stays one as a character reference."""
+    return markup.replace("\r", "").replace("\n", "&#10;")
 
 
 def _text(source) -> str:

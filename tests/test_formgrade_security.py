@@ -233,12 +233,12 @@ def test_no_student_markup_runs_in_formgrader_and_no_score_changes(hostile_class
                 b.close()
     finally:
         server.stop()
-    assert pwned == [], f"student markup ran: {pwned}"
-    assert {k: v for k, v in ran.items() if v} == {}
-    assert {k: v for k, v in links.items() if v} == {}, "javascript: links reached the page"
     after = _gradebook(ws)["scores"]
     changed = {k: v for k, v in after.items() if v != before["scores"][k] and k != ("mallory", "test_softmax_torch")}
     assert changed == {}, f"scores changed by the page: {changed}"
+    assert pwned == [], f"student markup ran: {pwned}"
+    assert {k: v for k, v in ran.items() if v} == {}
+    assert {k: v for k, v in links.items() if v} == {}, "javascript: links reached the page"
     assert after[("mallory", "test_softmax_torch")] == 0.5
     for path, policy in policies.items():       # and a sanitiser gap could not run code either
         directives = {d.split()[0]: d.split()[1:] for d in policy.split(";") if d.strip()}

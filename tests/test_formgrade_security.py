@@ -224,6 +224,11 @@ def test_no_student_markup_runs_in_formgrader_and_no_score_changes(hostile_class
                         "Array.from(document.querySelectorAll('a[href],form[action],iframe'))"
                         ".map(e => e.getAttribute('href') || e.getAttribute('action') || e.getAttribute('srcdoc') || '')"
                         ".filter(h => /^\\s*javascript:|<script/i.test(h))")
+                # the list's own button (an onclick of nbgrader's) still shows the names
+                b.visit(f"/formgrader/gradebook/{A}/{A}")
+                b.page.click("#toggle_names")
+                b.page.wait_for_function("() => document.getElementById('toggle_names').innerHTML !== 'Show All Names'")
+                assert b.page.locator("a.name-shown", has_text="Liddell, Alice").is_visible()
                 # an honest score, typed into the hostile submission's own page, is saved
                 b.visit(pages[0])
                 b.scores_loaded()
@@ -357,3 +362,32 @@ def test_formgrade_without_mathjax2_says_so_in_one_line(tmp_path, monkeypatch, c
     assert cli.main(["formgrade", "--workspace", str(tmp_path), "--no-browser"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "make mathjax2" in err, err
+
+
+def test_every_formgrader_page_template_is_served_without_inline_script():
+    """Each of nbgrader's page templates, as the course's server loads it: its variables are
+    JSON data, its onclick handlers named data (vars.js calls them), nothing inline is left;
+    and a template with an inline script it cannot convert is refused, not served."""
+    import importlib.util
+
+    from jinja2 import Environment
+
+    from autograder.formgrade import _inline_free
+
+    nbgrader = Path(importlib.util.find_spec("nbgrader").submodule_search_locations[0])
+
+    script = Path(__file__).resolve().parent.parent / "autograder/jupyter_data/formgrade_static/autograder/vars.js"
+    templates = sorted((nbgrader / "server_extensions" / "formgrader" / "templates").glob("*.tpl"))
+    assert len(templates) > 10
+    for path in templates:
+        text = _inline_free(path.read_text(), path.name)
+        found = _Tags()
+        found.feed(text)
+        assert not [a for a in found.attributes if a[0].lower().startswith("on")], path.name
+        for name in set(v for k, v in found.attributes if k == "data-onclick"):
+            assert f"{name}: function () {{ return {name}(); }}" in script.read_text(), name
+        Environment().parse(text)                                 # still a template
+    with pytest.raises(RuntimeError, match="inline script"):
+        _inline_free('<script>alert(document.cookie)</script>', "x.tpl")
+    with pytest.raises(RuntimeError, match="inline script"):
+        _inline_free('<a onclick="steal()">x</a>', "x.tpl")

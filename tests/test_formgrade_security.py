@@ -315,6 +315,13 @@ def test_formgrader_serves_the_workspace_without_files_kernels_or_terminals(host
                 return exc.code
 
         assert status("/formgrader/api/grades?submission_id=" + _gradebook(ws)["ids"]["alice"]) == 200
+        # Formgrader's ?path= loads the nbgrader_config.py of any folder (code, run as the instructor)
+        planted = ws.parent / "planted"
+        planted.mkdir(exist_ok=True)
+        marker = ws.parent / "config-ran"
+        (planted / "nbgrader_config.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+        status(f"/formgrader?path={urllib.request.quote(str(planted))}")
+        assert not marker.exists(), "a folder's nbgrader_config.py ran in the Formgrader server"
         for path in ["/api/contents", "/api/contents/solutions", f"/files/solutions/{A}/{A}.ipynb",
                      f"/files/autograded/alice/{A}/{A}.ipynb", "/api/kernels", "/api/kernelspecs", "/api/sessions",
                      "/api/terminals", "/terminals/1", f"/nbconvert/html/solutions/{A}/{A}.ipynb",
@@ -391,3 +398,45 @@ def test_every_formgrader_page_template_is_served_without_inline_script():
         _inline_free('<script>alert(document.cookie)</script>', "x.tpl")
     with pytest.raises(RuntimeError, match="inline script"):
         _inline_free('<a onclick="steal()">x</a>', "x.tpl")
+
+
+TRICKS = [
+    "[a](java&#115;cript:alert(1)) [b](JaVaScRiPt:alert(1)) [c]( javascript:alert(1)) ![i](javascript:alert(1))",
+    "<javascript:alert(1)> <a href=\"&#106;avascript:alert(1)\">e</a> <a href=\"java\tscript:alert(1)\">t</a>",
+    "[d](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==) [v](vbscript:msgbox)",
+    "<svg><a xlink:href=\"javascript:alert(1)\"><text>x</text></a></svg> <math><mi href=\"javascript:alert(1)\">m</mi></math>",
+    "<details open ontoggle=alert(1)>d</details> <video><source onerror=alert(1)></video> <body onload=alert(1)>",
+    "<div style=\"background:url(javascript:alert(1))\">s</div> <p class=\"navbar-fixed-top\">covers the page</p>",
+    "<!-- <script>alert(1)</script> --> <noscript><p title=\"</noscript><img src=x onerror=alert(1)>\"></noscript>",
+    "```html\n<script>alert(1)</script>\n```\n\n    <script>indented</script>\n\n> <img src=x onerror=alert(1)>",
+    "$x$ <b>ok</b>\n\n<table><tr><td align=center onclick=alert(1)>cell</td></tr></table>\n\n- [l](https://example.org)",
+]
+
+
+@pytest.mark.parametrize("markdown", TRICKS)
+def test_a_students_markdown_reaches_formgraders_renderer_inert(markdown):
+    """sanitise.notebook on a cell of each trick, rendered as Formgrader renders markdown and
+    read as a browser would: only text tags, no handler, style or script-bearing URL; links
+    to https stay links, math stays math."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    from autograder import sanitise
+
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "markdown", "id": "x", "metadata": {}, "source": markdown},
+                    {"cell_type": "raw", "id": "y", "metadata": {}, "source": markdown}]}
+    out = sanitise.notebook(nb, {"cells": [], "metadata": {}})
+    assert [c["cell_type"] for c in out["cells"]] == ["markdown", "markdown"]
+    for cell in out["cells"]:
+        tags = _Tags()
+        tags.feed(markdown2html_mistune(cell["source"]))
+        assert tags.found <= SAFE_TAGS, tags.found
+        for name, value in tags.attributes:
+            assert name in ("href", "class", "align", "title", "start"), (name, value)
+            if name == "href":
+                assert value.startswith(("https://", "http://", "mailto:")), value
+            if name == "class":
+                assert value in ("student-markdown", "student-raw", "math"), value
+    if "https://example.org" in markdown:
+        html = markdown2html_mistune(out["cells"][0]["source"])
+        assert '<a href="https://example.org">' in html and "math" in html

@@ -160,7 +160,7 @@ def _harden(app) -> None:
 
 
 def _trim_nbgrader() -> None:
-    """Before Formgrader loads: none of nbgrader's commands in its API, no `?path=`."""
+    """Before Formgrader loads: none of nbgrader's commands in its API, no `?path=`, no files."""
     from nbgrader.server_extensions.formgrader import apihandlers, handlers
     from nbgrader.server_extensions.formgrader.base import BaseHandler
     from tornado import web
@@ -171,8 +171,10 @@ def _trim_nbgrader() -> None:
             self.redirect(f"{self.base_url}/formgrader/manage_assignments")
 
     apihandlers.default_handlers[:] = [h for h in apihandlers.default_handlers if not h[0].endswith(COMMANDS)]
+    # nor its files beside a submission: served from the course directory with `..` allowed up to
+    # it, they reached secret.key and gradebook.db; the course's autograded notebooks refer to none
     handlers.default_handlers[:] = [(h[0], Home) if h[1] is handlers.FormgraderHandler else h
-                                    for h in handlers.default_handlers]
+                                    for h in handlers.default_handlers if h[1] is not handlers.SubmissionFilesHandler]
 
 
 def serve(argv: list[str] | None = None) -> None:

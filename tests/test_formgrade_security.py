@@ -328,6 +328,10 @@ def test_formgrader_serves_the_workspace_without_files_kernels_or_terminals(host
                      f"/view/solutions/{A}/{A}.ipynb", "/api/config/notebook", "/lab", "/tree"]:
             assert status(path) in (403, 404), path
         assert status("/api/kernels", "POST") in (403, 404, 405)
+        # nor the workspace's secret or gradebook through nbgrader's files beside a submission
+        submission = _gradebook(ws)["ids"]["alice"]
+        for path in [f"{A}.ipynb", "%2e%2e/%2e%2e/%2e%2e/secret.key", "%2e%2e/%2e%2e/%2e%2e/gradebook.db"]:
+            assert status(f"/formgrader/submissions/{submission}/{path}") in (403, 404), path
         for path in [f"/formgrader/api/submission/{A}/alice/autograde", f"/formgrader/api/assignment/{A}/assign",
                      f"/formgrader/api/assignment/{A}/generate_feedback", f"/formgrader/api/assignment/{A}/collect",
                      f"/formgrader/api/assignment/{A}/release", f"/formgrader/api/assignment/{A}/alice/generate_feedback"]:

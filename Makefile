@@ -3,6 +3,7 @@
 #   make test       run the whole test suite (installs bubblewrap and PostgreSQL as root, with apt-get)
 #   make exercises  regenerate exercises/ from solutions/ (nbgrader generate_assignment)
 #   make mathjax    fetch MathJax into _vendor/mathjax (the book serves it itself: reads offline)
+#   make mathjax2   fetch MathJax 2 for Formgrader's pages (`autograder formgrade` refuses without it)
 #   make browser    install Debian's Chromium for the browser tests (tests/test_browser.py)
 #   make pdf        the whole book as one PDF, _build/pdf/book.pdf (printed by Chromium, offline)
 # Both main targets create .venv from requirements.txt when it is missing or stale.

@@ -16,7 +16,9 @@ try:
 except OSError:
     pass    # read by someone who may not write there (a student's nbgrader submit): not needed then
 
-c.CourseDirectory.root = _root
+# `autograder formgrade` serves the workspace alone: there the course directory is the workspace,
+# and the repository (solutions/, the source notebooks) is out of the server's reach
+c.CourseDirectory.root = _workspace if os.environ.get("AUTOGRADER_FORMGRADE") == "1" else _root
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
 c.CourseDirectory.submitted_directory = os.path.join(_workspace, "submitted")

@@ -78,12 +78,14 @@ def _abandoned(source, result: dict, assignment: str) -> dict:
 
 def _autograded(source, result: dict, data: bytes | None) -> str | None:
     """The submission with the instructor's test cells and their outcomes, for formgrader,
-    as notebook JSON. The worker has parsed and validated these bytes already: a version 4
-    notebook is edited here as plain JSON (validating it again would cost more than grading
-    it); any other version goes through nbformat, which converts it."""
+    as notebook JSON, made inert (sanitise.py). The worker has parsed and validated these
+    bytes already: a version 4 notebook is edited here as plain JSON (validating it again
+    would cost more than grading it); any other version goes through nbformat, which
+    converts it."""
     import json
 
-    from ..notebook import import_nbformat, load_json_notebook
+    from .. import sanitise
+    from ..notebook import load_json_notebook
 
     if data is None or any(f.get("code") == "corrupt" for f in result.get("flags", [])):
         return None
@@ -109,9 +111,8 @@ def _autograded(source, result: dict, data: bytes | None) -> str | None:
                 message = tests[gid]["message"]
                 cell["outputs"] = [{"output_type": "error", "ename": "TestFailure", "evalue": message,
                                     "traceback": [message]}]
-    if not plain:
-        return import_nbformat().writes(nb)
-    return json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    # nothing the student wrote reaches the instructor's Formgrader page as markup
+    return json.dumps(sanitise.notebook(nb, source.nb), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
 # ------------------------------------------------------------------------ the term

@@ -166,7 +166,32 @@ window.bookPdf = (() => {
     return scaled;
   }
 
+  // A heading never breaks at the hyphen of a word ("TF-" / "IDF"): each hyphenated word of a
+  // heading is kept on one line.
+  function keepHyphenatedWords() {
+    let kept = 0;
+    for (const h of document.querySelectorAll(".bd-article h1, .bd-article h2, .bd-article h3, .bd-article h4")) {
+      const walker = document.createTreeWalker(h, NodeFilter.SHOW_TEXT);
+      const texts = [];
+      while (walker.nextNode()) if (!walker.currentNode.parentElement.closest("mjx-container")) texts.push(walker.currentNode);
+      for (const text of texts) {
+        const parts = text.textContent.split(/(\S+-\S+)/);
+        if (parts.length < 2) continue;
+        text.replaceWith(...parts.map((part, i) => {
+          if (i % 2 === 0) return part;
+          const span = document.createElement("span");
+          span.style.whiteSpace = "nowrap";
+          span.textContent = part;
+          kept += 1;
+          return span;
+        }));
+      }
+    }
+    return kept;
+  }
+
   function prepare(pageHeight) {
+    keepHyphenatedWords();
     const links = internalLinks();
     const chapterList = chapters();
     const controls = deadControls();

@@ -45,7 +45,6 @@ def destinations(pdf: Path) -> dict[str, int]:
     return pages
 
 
-_OBJECT = re.compile(rb"(?m)^(\d+) 0 obj\n(<<.*?>>)\nendobj", re.S)
 _STRING = rb"\((?:\\.|[^\\)])*\)|<[0-9A-Fa-f]*>"
 
 
@@ -57,8 +56,23 @@ def retitle_bookmarks(pdf: Path, titles: list[str]) -> int:
     versions of the outline items, a new cross-reference section pointing back to the old).
     Returns how many titles changed; refuses if the bookmarks and headings do not pair up."""
     data = pdf.read_bytes()
-    objects = {int(m.group(1)): m.group(2) for m in _OBJECT.finditer(data)}
-    catalog = next(body for body in objects.values() if b"/Type /Catalog" in body)
+    trailer = data[data.rindex(b"trailer"):]
+    previous = int(re.search(rb"startxref\s+(\d+)", trailer).group(1))
+    # Chromium's PDF has one cross-reference table (no update yet): where each object starts.
+    table = re.match(rb"xref\s+0 (\d+)\s+", data[previous:])
+    if table is None or b"/Prev" in trailer:
+        raise SystemExit("the PDF's cross-reference table is not the one section Chromium writes")
+    rows = previous + table.end()
+    offsets = [int(data[rows + 20 * i:rows + 20 * i + 10]) for i in range(int(table.group(1)))]
+
+    class Objects(dict):
+        def __missing__(self, number: int) -> bytes:
+            start = data.index(b"obj", offsets[number]) + 3
+            self[number] = data[start:data.index(b"endobj", start)].strip()
+            return self[number]
+
+    objects = Objects()
+    catalog = objects[int(re.search(rb"/Root (\d+) 0 R", trailer).group(1))]
     root = objects[int(re.search(rb"/Outlines (\d+) 0 R", catalog).group(1))]
 
     def ref(body: bytes, key: bytes) -> int | None:
@@ -88,11 +102,9 @@ def retitle_bookmarks(pdf: Path, titles: list[str]) -> int:
         new = b"<</Title <" + ("\ufeff" + title).encode("utf-16-be").hex().upper().encode() + b">" \
             + body[old.end():]
         updates.append((number, new))
-    trailer = data[data.rindex(b"trailer"):]
     size = int(re.search(rb"/Size (\d+)", trailer).group(1))
     root_ref = re.search(rb"/Root (\d+ \d+ R)", trailer).group(1)
     info = re.search(rb"/Info (\d+ \d+ R)", trailer)
-    previous = int(re.search(rb"startxref\s+(\d+)", trailer).group(1))
     out = bytearray(data if data.endswith(b"\n") else data + b"\n")
     xref = []
     for number, body in updates:

@@ -88,7 +88,7 @@ window.bookPdf = (() => {
           link.append("Solution on page ");
           const page = document.createElement("span");
           page.dataset.pdfPageOf = solution.id;
-          page.textContent = "00";
+          page.textContent = "000";
           link.appendChild(page);
           p.appendChild(link);
           exercise.appendChild(p);

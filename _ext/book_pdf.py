@@ -199,7 +199,8 @@ def print_pdf(site_dir: Path, target: Path) -> None:
                 assert not unnumbered, unnumbered
                 printed = now
             renamed = retitle_bookmarks(target, page.evaluate("() => bookPdf.headings()"))
-            print(f"{renamed} bookmarks named after their headings")
+            print(f"printed {attempt} times (the last with the page numbers the one before gave); "
+                  f"{renamed} bookmarks named after their headings")
             browser.close()
     finally:
         server.shutdown()

@@ -78,7 +78,8 @@ browser:
 	      || echo "warning: could not install chromium; the browser tests will be skipped"; \
 	  else echo "note: chromium not found; install it to run the browser tests"; fi; }
 
-# The PDF test reads the whole-book PDF with Debian's poppler-utils (pdftotext); install it where we can.
+# The PDF build reads back where its chapters and solutions landed (pdfinfo), and the PDF tests
+# read the whole-book PDF (pdftotext, pdftohtml, pdfimages): Debian's poppler-utils; install it where we can.
 poppler:
 	@command -v pdftotext >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -87,8 +88,9 @@ poppler:
 	  else echo "note: pdftotext not found; install poppler-utils to test the PDF"; fi; }
 
 # The whole book as one PDF: the single-page HTML build (same execution cache) printed by
-# Debian's Chromium once MathJax has typeset it; copied into _build/html as a download.
-pdf: $(STAMP) bytecode mathjax browser
+# Debian's Chromium once MathJax has typeset it, with _ext/book_pdf.css and .js (page numbers,
+# contents with pages, solutions at each chapter's end); copied into _build/html as a download.
+pdf: $(STAMP) bytecode mathjax browser poppler
 	$(BIN)/python _ext/book_pdf.py
 
 # A shared gradebook is tested against Debian's PostgreSQL server (initdb, pg_ctl, run by the

@@ -211,9 +211,9 @@ def test_figure_text_is_readable_on_a_phone(build, chapter):
 # not rendered there, so chapter titles use Unicode (√dₖ).
 def _book_pages() -> list[Path]:
     """The landing page (book/index.html), the chapters and the references; the root
-    index.html is only a redirect to the landing page."""
-    return [p for p in [HTML / "index.html", *sorted((HTML / "book").glob("*.html"))]
-            if "<title>" in p.read_text()]
+    index.html only sends the reader to the landing page (a small page of its own, with no
+    menu: test_landing_redirect_has_a_title_a_language_and_a_link)."""
+    return sorted((HTML / "book").glob("*.html"))
 
 
 def test_menu_entries_and_page_titles_have_no_raw_tex(build):
@@ -256,3 +256,84 @@ def test_bibliography_entries_name_one_year(build):
         if len(years) > 1 and not any(word in text for word in TWO_YEARS_RIGHT):
             doubled.append(repr(text[:160]))
     assert not doubled, "bibliography entries with two different years: " + "; ".join(doubled)
+
+
+# The references page, as the text cites it: every entry is labelled "Author et al., year", as
+# the chapters cite it, and links back to every chapter section that cites it; each link lands on
+# a citation of that very entry.
+def _cited_as(link_text: str) -> str:
+    """'Vaswani et al. (2017)' or '(Vaswani et al., 2017)' or 'Vaswani et al., 2017' ->
+    'Vaswani et al., 2017': a citation's text, without brackets."""
+    text = _normalise(link_text).strip().strip("()")
+    return re.sub(r"\s*\((\d{4}[a-z]?)\)?$", r", \1", text)
+
+
+def _citations_by_page(pages) -> dict[str, set[tuple[str, str]]]:
+    """For each entry id of the references page: (page, citation id) of every citation of it."""
+    cited: dict[str, set[tuple[str, str]]] = {}
+    for page in pages:
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        for span in soup.select("span.bibtex-citation"):
+            for a in span.select('a[href*="references.html#"]'):
+                cited.setdefault(a["href"].split("#", 1)[1], set()).add((page.name, span.get("id", "")))
+    return cited
+
+
+def test_bibliography_entries_are_labelled_as_the_text_cites_them(build):
+    soup = BeautifulSoup((HTML / "book" / "references.html").read_text(), "html.parser")
+    entries = soup.select("div.citation")
+    assert len(entries) >= 20
+    chapters_html = sorted((HTML / "book").glob("[0-9][0-9]_*.html"))
+    as_cited: dict[str, set[str]] = {}
+    for page in chapters_html:
+        for span in BeautifulSoup(page.read_text(), "html.parser").select("span.bibtex-citation"):
+            links = span.select('a[href*="references.html#"]')
+            for a in links:
+                text = a.get_text()
+                if re.fullmatch(r"\s*\d{4}[a-z]?\s*", text):   # "Vaswani et al. (2017)": the year is the link
+                    if len(links) > 1:
+                        continue
+                    text = span.get_text()
+                as_cited.setdefault(a["href"].split("#", 1)[1], set()).add(_cited_as(text))
+    wrong = []
+    for entry in entries:
+        label = _normalise(entry.select_one(".label").get_text()).strip("[] ")
+        assert re.fullmatch(r"\D+, (19|20)\d\d[a-z]?", label), f"entry labelled {label!r}, not author-year"
+        cited = as_cited.get(entry["id"], set())
+        if cited and cited != {re.sub(r"(\d{4})[a-z]$", r"\1", label)}:
+            wrong.append(f"{label!r} cited as {sorted(cited)}")
+    assert not wrong, "labels that differ from the citations in the text: " + "; ".join(wrong)
+
+
+def test_every_bibliography_entry_links_back_to_where_it_is_cited(build):
+    references = HTML / "book" / "references.html"
+    soup = BeautifulSoup(references.read_text(), "html.parser")
+    cited = _citations_by_page(sorted((HTML / "book").glob("*.html")))
+    missing, broken = [], []
+    for entry in soup.select("div.citation"):
+        label = entry.select_one(".label").get_text(strip=True)
+        backs = [a for a in entry.select("a[href]") if re.match(r"[\w-]+\.html#", a["href"])]
+        pages_back = {a["href"].split("#")[0] for a in backs}
+        pages_citing = {page for page, _ in cited.get(entry["id"], set())}
+        if not backs or pages_back != pages_citing:
+            missing.append(f"{label}: links back to {sorted(pages_back)}, cited in {sorted(pages_citing)}")
+        for a in backs:
+            page, anchor = a["href"].split("#", 1)
+            if (page, anchor) not in cited.get(entry["id"], set()):
+                broken.append(f"{label}: {a['href']} is not a citation of it")
+    assert not missing, f"{len(missing)} entries without a link back to every page that cites them: {missing[:4]}"
+    assert not broken, "links back that do not land on a citation of the entry: " + "; ".join(broken[:4])
+
+
+def test_landing_redirect_has_a_title_a_language_and_a_link(build):
+    """_build/html/index.html, the address a reader types: a page, not a bare <meta> redirect."""
+    soup = BeautifulSoup((HTML / "index.html").read_text(), "html.parser")
+    html = soup.find("html")
+    title = re.search(r'^title: "?([^"\n]+)"?', (ROOT / "_config.yml").read_text(), re.M).group(1)
+    root = re.search(r"^root: (\S+)", (ROOT / "_toc.yml").read_text(), re.M).group(1)
+    assert html is not None and html.get("lang") == "en", "index.html has no <html lang>"
+    assert soup.title is not None and soup.title.get_text(strip=True) == title, "index.html has no <title>"
+    links = [a for a in soup.select("body a[href]") if a["href"] == f"{root}.html"]
+    assert links and title in links[0].get_text(), f"index.html has no visible link to {root}.html"
+    refresh = soup.find("meta", attrs={"http-equiv": re.compile("refresh", re.I)})
+    assert refresh is not None and refresh["content"].endswith(f"url={root}.html")

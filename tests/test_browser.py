@@ -589,3 +589,85 @@ def test_wide_figures_keep_their_labels_on_a_phone(visits, path):
         assert figure["img"] >= 590 and figure["box"] <= PHONE and figure["scrolls"], f"{path}: {figure}"
     width = v.page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
     assert width[0] <= width[1], f"{path} is {width[0]} px wide on a {width[1]} px screen"
+
+
+# Every self-check solution opened, as a reader opens them: sphinx-togglebutton hides each one
+# behind its title until clicked. What a closed solution holds is never looked at otherwise.
+OPEN_SOLUTIONS = """() => {
+  for (const b of document.querySelectorAll('div.solution button.toggle-button'))
+    if (b.getAttribute('aria-expanded') !== 'true') b.click();
+  return Array.from(document.querySelectorAll('div.solution')).map(s => {
+    const body = Array.from(s.children).filter(c => !c.classList.contains('admonition-title'));
+    return body.length > 0 && body.every(c => c.checkVisibility());
+  });
+}"""
+
+
+@pytest.fixture(scope="module")
+def solutions_open(browser, site):
+    """A page with every solution clicked open (its own browser context, so the other tests
+    still see the page as it loads); each solution must then be visible."""
+    opened: dict[tuple[str, int | None], Visit] = {}
+
+    def visit(path: str, width: int | None = None) -> Visit:
+        if (path, width) not in opened:
+            v = opened[path, width] = Visit(browser, site, path, width)
+            shown = v.page.evaluate(OPEN_SOLUTIONS)
+            assert all(shown), f"{path}: {shown.count(False)} of {len(shown)} solutions stay closed after a click"
+            v.solutions = len(shown)
+        return opened[path, width]
+
+    yield visit
+    for v in opened.values():
+        v.close()
+
+
+# TeX a reader should never see as text: a command (\log, \le, \sum), a sub- or superscript
+# group, a dollar sign; the text of formulas MathJax typeset (mjx-container) and of code is not
+# read.
+RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\\[()\[\]]|[_^]\{|\$")
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_no_raw_tex_with_every_solution_open(solutions_open, path):
+    v = solutions_open(path)
+    assert v.solutions > 0, f"{path}: no self-check solution"
+    text = v.page.evaluate(VISIBLE_TEXT)
+    found = [m for m in RAW_TEX.finditer(text)]
+    assert not found, (f"{path}: raw TeX with the solutions open, {len(found)} times, first "
+                       f"{found[0].group()!r}: ...{text[max(0, found[0].start() - 80):found[0].end() + 60]}...")
+    errors = v.page.evaluate("() => document.querySelectorAll('mjx-merror, [data-mjx-error]').length")
+    assert not errors, f"{path}: {errors} formulas MathJax could not typeset"
+
+
+# A formula cut on a phone: some of it lies outside a box that clips it (overflow hidden or
+# clip) or outside the screen, and no box between the formula and that edge scrolls.
+FORMULAS_CUT = """() => {
+  const cut = [];
+  const width = document.documentElement.clientWidth;
+  for (const m of document.querySelectorAll('article mjx-container')) {
+    const r = m.getBoundingClientRect();
+    if (!m.checkVisibility() || r.width === 0) continue;
+    let reachable = false, clippedBy = null, edge = {left: 0, right: width};
+    for (let e = m.parentElement; e && e !== document.body; e = e.parentElement) {
+      const s = getComputedStyle(e), b = e.getBoundingClientRect();
+      if (['auto', 'scroll'].includes(s.overflowX) && e.scrollWidth > e.clientWidth - 1) { reachable = true; break; }
+      if (['hidden', 'clip'].includes(s.overflowX) && (r.right > b.right + 1 || r.left < b.left - 1)) {
+        clippedBy = e.tagName.toLowerCase() + '.' + Array.from(e.classList).join('.'); edge = b; break; }
+    }
+    if (!reachable && (clippedBy || r.right > width + 1 || r.left < -1))
+      cut.push({text: (m.querySelector('mjx-assistive-mml') || m).textContent.slice(0, 60),
+                over: Math.round(Math.max(r.right - edge.right, edge.left - r.left)), box: clippedBy || 'the screen',
+                solution: !!m.closest('div.solution')});
+  }
+  return cut;
+}"""
+
+
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_no_formula_is_cut_on_a_phone_with_every_solution_open(solutions_open, path):
+    """At 390 px, every formula, in the text and in every opened solution, is either whole on
+    the screen or inside a box the reader can scroll sideways."""
+    cut = solutions_open(path, PHONE).page.evaluate(FORMULAS_CUT)
+    assert not cut, f"{path}: {len(cut)} formulas cut at {PHONE} px: " + "; ".join(
+        f"{c['text']!r} ({'solution' if c['solution'] else 'text'}, {c['over']} px past {c['box']})" for c in cut[:4])

@@ -157,8 +157,8 @@ def _matches(got: np.ndarray, candidate: Any, rtol: float, atol: float) -> bool:
     return bool(np.all(_close_mask(got, c, rtol, atol)))
 
 
-def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float = 1e-6,
-                 atol: float = 1e-8, dtype: Any = "float64", torch_tensor: bool = False,
+def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float = 1e-9,
+                 atol: float = 1e-11, dtype: Any = "float64", torch_tensor: bool = False,
                  like: Mapping[str, Any] | None = None, hint: str | None = None) -> None:
     """Check `got` against a trusted reference `expected`.
 
@@ -166,6 +166,10 @@ def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float =
     like: {message: wrong_answer}; when `got` matches one of these known-wrong answers,
           the failure names that bug instead of just saying "values differ".
     hint: what to say when the values differ and no `like` entry matches.
+    rtol, atol: float64 results are held to 1e-9 relative, 1e-11 absolute. A correct float64
+          computation is far inside that whatever its order of operations; one that went through
+          float32 (errors near 1e-7) is outside it for every draw, so two students with that bug
+          lose the same tests (at 1e-6 it depended on how each one's inputs were conditioned).
     """
     hinted = f": {hint}." if hint else "."
     problem = _type_problem(got, torch_tensor)

@@ -171,6 +171,27 @@ def test_wrong_implementation_loses_points(chapter, function, code):
     assert all(r.message for r in results if not r.passed)
 
 
+@pytest.mark.parametrize("chapter,function,code", list(_cases("WRONG")))
+def test_a_bug_fails_for_every_student_or_for_none(chapter, function, code):
+    """Graded, every test draws its inputs from the course's secret and the student's id. Two
+    students with the same bug lose the same tests: no draw lets a bug through for one student
+    and not for another (a softmax that overflows only when one student's draw has a score
+    over 709, weights that are one-hot for some draws so a wrong scale goes unseen)."""
+    from autograder.grade import student_salt
+    from autograder.testing import grading_context
+
+    failed = {}
+    for student in ("student a", "student b"):
+        grading_context.salt = student_salt("a course secret", chapter, student)
+        try:
+            results, _, _ = _score(chapter, code)
+        finally:
+            grading_context.salt = ""
+        failed[student] = sorted(r.grade_id for r in results if not r.passed)
+    assert failed["student a"] == failed["student b"], \
+        f"{function}: the same bug fails different tests for two students: {failed}"
+
+
 @pytest.mark.parametrize("chapter,function", [(c, f) for c in CHAPTERS for f in graded_functions(c)])
 def test_a_function_that_always_raises_earns_nothing(chapter, function):
     """Every test cell that calls the function gives 0 to one that always raises, even a

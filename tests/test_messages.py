@@ -179,3 +179,20 @@ def test_a_passing_test_cell_prints_the_visible_total_in_the_students_kernel(cap
         assert "\u2713" not in capsys.readouterr().out
     finally:
         testing.grading_context.trusted = False
+
+
+def test_after_a_hidden_input_every_failure_reads_the_same():
+    """Once the student's code has received a hidden input, a failed test's line depends on
+    nothing the code chose: not the check that failed, the mistake matched, the exception's
+    type, a time limit, a broken submission (issue 37, item 3)."""
+    from autograder.testcells import AFTER_HIDDEN, StudentError, SubmissionBroken, describe_failure
+
+    failures = [_message(np.zeros(3, dtype=np.float32), np.ones(3)), _message(np.zeros(2), np.ones(3)),
+                _message([0.0, 1.0], np.ones(2)), _message(np.ones(3), np.zeros(3), like={"a known mistake": np.ones(3)}),
+                StudentError(["ValueError", "Exception"], "a message of the code's own"),
+                StudentError(["TimeLimitExceeded", "Exception"], "time limit reached"),
+                SubmissionBroken("the notebook's process ended"), KeyError("x"), AssertionError("chosen words")]
+    for hidden, tainted in ((False, True), (True, False), (True, True)):
+        assert {describe_failure(exc, hidden, tainted) for exc in failures} == {AFTER_HIDDEN}, (hidden, tainted)
+    # before any hidden input, each says what happened
+    assert len({describe_failure(exc) for exc in failures}) == len(failures)

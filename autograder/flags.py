@@ -5,10 +5,13 @@ A flag has a stable `code` (for tools and tests), a one-line `message` (for peop
 grades.csv show every flag). The messages are the grader's own words. Text that came from
 a student's code never enters a flag, except where noted (a cell's exception class name,
 taken before any test ran, reduced to an identifier), so flags cannot carry hidden inputs.
+A flag raised once the student's code has received a hidden input (`after_hidden`) is the
+instructor's only, whatever its code: whether it is raised is the code's choice, one more
+bit a program that kept a hidden input could send to the student's page.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 _MESSAGES = {
     # the submission as a file
@@ -74,6 +77,7 @@ class Flag:
     code: str
     message: str
     student_visible: bool
+    after_hidden: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -94,15 +98,34 @@ def exception_name(text: str | None) -> str:
     return name if known or name in ("TimeLimitExceeded",) else "an exception of its own class"
 
 
+AFTER_HIDDEN_NOTE = " (raised after a hidden input: not shown to the student)"
+
+
+def after_hidden(new: Flag) -> Flag:
+    """`new` as raised once the student's code has received a hidden input: for the
+    instructor only, and saying so."""
+    if new.after_hidden:
+        return new
+    return replace(new, student_visible=False, after_hidden=True, message=new.message + AFTER_HIDDEN_NOTE)
+
+
 def add(flags: list[Flag], new: Flag) -> None:
-    """Append unless the same flag is already there."""
-    if new not in flags:
+    """Append unless the same flag is already there (raised before or after a hidden input:
+    the first one stays)."""
+    if not any(f.code == new.code and f.message.removesuffix(AFTER_HIDDEN_NOTE) == new.message.removesuffix(
+            AFTER_HIDDEN_NOTE) for f in flags):
         flags.append(new)
+
+
+def shown_to_student(stored: dict) -> bool:
+    """Whether the student's page shows a stored flag (a dict): never one raised after a
+    hidden input."""
+    return bool(stored.get("student_visible")) and not stored.get("after_hidden")
 
 
 def messages(flags: list[dict], *, student: bool = False) -> list[str]:
     """The messages of stored flags (dicts), all or only those the student may see."""
-    return [f["message"] for f in flags if not student or f.get("student_visible")]
+    return [f["message"] for f in flags if not student or shown_to_student(f)]
 
 
-__all__ = ["Flag", "flag", "add", "exception_name", "messages"]
+__all__ = ["Flag", "flag", "add", "after_hidden", "exception_name", "messages", "shown_to_student"]

@@ -29,8 +29,8 @@ __all__ = [
 class TestFailure(AssertionError):
     """A check failed; the message says what is wrong and what probably caused it.
 
-    `reason` is the author's text (safe to show for hidden tests); `detail` adds numbers
-    such as shapes and error sizes, which are shown for visible tests only.
+    `reason` is the author's text; `detail` adds numbers such as shapes and error sizes.
+    Both are shown for visible tests only, until the student's code receives a hidden input.
     """
 
     __test__ = False  # not a pytest test class
@@ -38,10 +38,9 @@ class TestFailure(AssertionError):
     def __init__(self, reason: str, detail: str = "", public: str | None = None):
         super().__init__(reason + (f" {detail}" if detail else ""))
         self.reason, self.detail = reason, detail
-        # What may be shown once the student's code has seen a hidden input: words that depend
-        # only on the test's author (the name, the hint) and on which kind of check failed,
-        # never on what the student's code returned (a dtype, a shape, which known mistake it
-        # matched). None: only the test's own description is shown then.
+        # A summary that names the kind of check that failed without the numbers. It is never
+        # shown once the student's code has received a hidden input: which check fails is the
+        # code's choice, so feedback then shows testcells.AFTER_HIDDEN, whatever failed.
         self.public = public
 
     def _render_traceback_(self) -> list[str]:
@@ -157,51 +156,75 @@ def _matches(got: np.ndarray, candidate: Any, rtol: float, atol: float) -> bool:
     return bool(np.all(_close_mask(got, c, rtol, atol)))
 
 
+def _plural(name: str) -> bool:
+    """Whether a check's `name` is a plural noun ("the weights W", "scores"), for the verb that
+    follows it; a function call or an identifier ("split_heads(X, 3)", "merge_heads") is not."""
+    words = name.split()
+    if words and words[0].lower() == "the":
+        words = words[1:]
+    first = words[0] if words else ""
+    return first.isalpha() and first.endswith("s") and not first.endswith(("ss", "us", "is", "as"))
+
+
+def _verb(name: str, singular: str) -> str:
+    """`singular` ("is", "has", "differs", ...) in agreement with `name`."""
+    if not _plural(name):
+        return singular
+    return {"is": "are", "has": "have", "does": "do"}.get(singular, singular[:-1] if singular.endswith("s") else singular)
+
+
 def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float = 1e-9,
                  atol: float = 1e-11, dtype: Any = "float64", torch_tensor: bool = False,
-                 like: Mapping[str, Any] | None = None, hint: str | None = None) -> None:
+                 like: Mapping[str, Any] | None = None, hint: str | None = None,
+                 shape_hint: str | None = None) -> None:
     """Check `got` against a trusted reference `expected`.
 
     dtype: the dtype `got` must have ("float64" by default; None skips the check).
     like: {message: wrong_answer}; when `got` matches one of these known-wrong answers,
           the failure names that bug instead of just saying "values differ".
-    hint: what to say when the values differ and no `like` entry matches.
+    hint: what to say when the values (or the shape) differ and no `like` entry matches.
+    shape_hint: a hint about one bug that shows as a wrong shape (or an error raised while
+          computing `got`, see testcells.describe_failure): shown for those only, instead of
+          `hint`, never for wrong values, which that bug does not cause.
     rtol, atol: float64 results are held to 1e-9 relative, 1e-11 absolute. A correct float64
           computation is far inside that whatever its order of operations; one that went through
           float32 (errors near 1e-7) is outside it for every draw, so two students with that bug
           lose the same tests (at 1e-6 it depended on how each one's inputs were conditioned).
     """
+    is_ = _verb(name, "is")
     hinted = f": {hint}." if hint else "."
     problem = _type_problem(got, torch_tensor)
     if problem:
-        fail(f"{name} {problem}.", public=f"{name} is not the kind of object the contract asks for.")
+        fail(f"{name} {is_}{problem[2:]}.", public=f"{name} {is_} not the kind of object the contract asks for.")
     g = _as_numpy(got)
     e = _as_numpy(expected)
+    has = _verb(name, "has")
     if g.shape != e.shape:
         for message, candidate in (like or {}).items():
             if _matches(g, candidate, rtol, atol):
-                fail(f"{name} has the wrong shape: {message}.", f"(shape {g.shape}, expected {e.shape})",
-                     f"{name} has the wrong shape{hinted}")
-        fail(f"{name} has the wrong shape{hinted}", f"(shape {g.shape}, expected {e.shape})",
-             f"{name} has the wrong shape{hinted}")
+                fail(f"{name} {has} the wrong shape: {message}.", f"(shape {g.shape}, expected {e.shape})",
+                     f"{name} {has} the wrong shape.")
+        shape_hinted = f": {shape_hint}." if shape_hint else hinted
+        fail(f"{name} {has} the wrong shape{shape_hinted}", f"(shape {g.shape}, expected {e.shape})",
+             f"{name} {has} the wrong shape.")
     if dtype is not None and g.dtype != np.dtype(dtype):
         values = "its values are right" if np.all(_close_mask(g, e, max(rtol, 1e-4), max(atol, 1e-5))) \
             else "and its values differ from the reference too"
-        fail(f"{name} has dtype {g.dtype}, expected {np.dtype(dtype)}: {_dtype_advice(g.dtype, np.dtype(dtype))}.",
-             f"({values})", f"{name} has the wrong dtype.")
+        fail(f"{name} {has} dtype {g.dtype}, expected {np.dtype(dtype)}: "
+             f"{_dtype_advice(g.dtype, np.dtype(dtype))}.", f"({values})", f"{name} {has} the wrong dtype.")
     if not np.issubdtype(g.dtype, np.number) and g.dtype != np.bool_:
-        fail(f"{name} has dtype {g.dtype}, not a numeric dtype.", public=f"{name} has the wrong dtype.")
+        fail(f"{name} {has} dtype {g.dtype}, not a numeric dtype.", public=f"{name} {has} the wrong dtype.")
     ok = _close_mask(g, e, rtol, atol)
     if np.all(ok):
         return
-    differs = f"{name} differs from the reference{hinted}"
+    differs = f"{name} {_verb(name, 'differs')} from the reference{hinted}"
     for message, candidate in (like or {}).items():
         if _matches(g, candidate, rtol, atol):
-            fail(f"{name} is wrong: {message}.", public=differs)
+            fail(f"{name} {is_} wrong: {message}.", public=f"{name} {_verb(name, 'differs')} from the reference.")
     finite_ref = np.isfinite(e.astype(np.complex128 if np.iscomplexobj(e) else np.float64))
     if g.dtype.kind in "fc" and np.any(~np.isfinite(g) & finite_ref):
         n_bad = int(np.sum(~np.isfinite(g) & finite_ref))
-        nonfinite = (f"{name} contains NaN or infinite values where the reference is finite"
+        nonfinite = (f"{name} {_verb(name, 'contains')} NaN or infinite values where the reference is finite"
                      + (f": {hint}." if hint else ": an overflow, or a division by zero?"))
         fail(nonfinite, f"({n_bad} of {g.size})", nonfinite)
     bad = np.argwhere(~ok)
@@ -231,14 +254,15 @@ def expect_close(got: Any, expected: float, *, name: str = "result", rtol: float
                  atol: float = 1e-8, hint: str | None = None) -> None:
     """Check a scalar result."""
     hinted = f": {hint}." if hint else "."
+    is_ = _verb(name, "is")
     try:
         value = float(got)
     except Exception:
-        fail(f"{name} is not a number.", f"(a {type(got).__name__})", f"{name} is not a number.")
+        fail(f"{name} {is_} not a number.", f"(a {type(got).__name__})", f"{name} {is_} not a number.")
     if not (math.isfinite(value) or value == expected):
-        fail(f"{name} is not a finite number{hinted}", f"({value})", f"{name} is not a finite number{hinted}")
+        fail(f"{name} {is_} not a finite number{hinted}", f"({value})", f"{name} {is_} not a finite number{hinted}")
     if abs(value - expected) > atol + rtol * abs(expected):
-        fail(f"{name} is wrong{hinted}", f"(got {value:.6g}, expected {expected:.6g})", f"{name} is wrong{hinted}")
+        fail(f"{name} {is_} wrong{hinted}", f"(got {value:.6g}, expected {expected:.6g})", f"{name} {is_} wrong{hinted}")
 
 
 def expect_tuple(result: Any, n: int, name: str, parts: str) -> tuple:
@@ -393,6 +417,60 @@ class _InputGuard:
         return call
 
 
+class _VisibleTotal:
+    """In the student's kernel only (installed with _InputGuard): after a test cell of a
+    released notebook passes, one line with its points and the points of the test cells passed
+    so far, as `autograder check` gives them in the terminal. A cell is recognised by its
+    source, which must be exactly that of a test cell of exercises/; so nothing is printed for
+    the instructor's cells with hidden tests (stock nbgrader), nor anywhere else: the trusted
+    grader and the sandbox run no IPython hooks of this module. It prints nothing that the
+    cell's own inputs did not already show, and changes no outcome (a passing cell's stdout)."""
+
+    def __init__(self):
+        self.cells: dict[str, tuple[str, str, float]] | None = None   # source: (assignment, grade id, points)
+        self.max: dict[str, float] = {}
+        self.passed: dict[str, dict[str, float]] = {}
+
+    def _load(self) -> None:
+        import json
+
+        from .course import ROOT
+
+        self.cells = {}
+        for path in sorted((ROOT / "exercises").glob("*/*.ipynb")):
+            try:
+                cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            for cell in cells if isinstance(cells, list) else []:
+                meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+                if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+                    source = cell.get("source", "")
+                    source = "".join(source) if isinstance(source, list) else str(source)
+                    points = float(meta.get("points") or 0)
+                    self.cells[source.strip()] = (path.stem, str(meta.get("grade_id")), points)
+                    self.max[path.stem] = self.max.get(path.stem, 0.0) + points
+
+    def post(self, result=None) -> None:
+        info = getattr(result, "info", None)
+        source = (getattr(info, "raw_cell", "") or "").strip()
+        if grading_context.trusted or "expect_" not in source and "run_probe" not in source:
+            return
+        if self.cells is None:
+            self._load()
+        known = self.cells.get(source)
+        if known is None:
+            return
+        assignment, grade_id, points = known
+        passed = self.passed.setdefault(assignment, {})
+        if not getattr(result, "success", False):
+            passed.pop(grade_id, None)
+            return
+        passed[grade_id] = points
+        print(f"\u2713 {grade_id}: {points:g} / {points:g} point{'' if points == 1 else 's'} "
+              f"(visible total so far: {sum(passed.values()):g} / {self.max[assignment]:g})")
+
+
 def _install_input_guard() -> None:
     import os
     import sys
@@ -408,6 +486,7 @@ def _install_input_guard() -> None:
     shell._autograder_guard = guard
     shell.events.register("pre_run_cell", guard.pre)
     shell.events.register("post_run_cell", guard.post)
+    shell.events.register("post_run_cell", _VisibleTotal().post)
 
 
 _install_input_guard()

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import testing
 from . import digest
-from ..flags import Flag, add, exception_name, flag
+from ..flags import Flag, add, after_hidden, exception_name, flag
 from ..notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, is_test_cell,
                        nbgrader_meta, parse_notebook, strip_hidden)
 from ..sandbox.protocol import Opaque, ReturnedSubclass
@@ -27,7 +27,8 @@ class RemoteFunction:
     The arguments travel as copies, so the test's own arrays never change. What comes back
     after the call is compared with what was sent: a call that wrote into its inputs fails
     right there (as it does in the student's kernel) and is flagged. A call made from a hidden
-    region taints the submission: from then on its feedback shows the authors' reasons only.
+    region taints the submission: from then on its feedback says only whether each test
+    passed, and the flags its calls raise are the instructor's only (`raise_flag`).
     """
 
     def __init__(self, session, name: str, flags: list[Flag]):
@@ -42,13 +43,13 @@ class RemoteFunction:
         in_float64 = any(isinstance(a, np.ndarray) and a.dtype == np.float64 for a in args)
         for v in value if isinstance(value, (tuple, list)) else [value]:
             if isinstance(v, Opaque):
-                add(self._flags, flag("not-data", name=self._name))
+                raise_flag(self._flags, flag("not-data", name=self._name))
             elif isinstance(v, ReturnedSubclass):
-                add(self._flags, flag("ndarray-subclass", name=self._name))
+                raise_flag(self._flags, flag("ndarray-subclass", name=self._name))
             elif type(v).__module__.startswith("torch"):
-                add(self._flags, flag("torch-result", name=self._name))
+                raise_flag(self._flags, flag("torch-result", name=self._name))
             elif isinstance(v, np.ndarray) and in_float64 and v.dtype == np.float32:
-                add(self._flags, flag("float32", name=self._name))
+                raise_flag(self._flags, flag("float32", name=self._name))
 
     def _call_started(self) -> None:
         if testing.called_from_hidden_region():
@@ -60,7 +61,7 @@ class RemoteFunction:
             reply = self._session.call(self._name, args, kwargs)
         except StudentError as exc:
             if exc.remote_type_names[0] == "TimeLimitExceeded":
-                add(self._flags, flag("call-time-limit", name=self._name))
+                raise_flag(self._flags, flag("call-time-limit", name=self._name))
             raise
         if not (isinstance(reply, dict) and {"result", "args", "kwargs"} <= set(reply)):
             raise SubmissionBroken("the notebook's process sent an invalid reply")
@@ -68,7 +69,7 @@ class RemoteFunction:
         after_kw = reply["kwargs"] if isinstance(reply["kwargs"], dict) else {}
         changed = testing.modified_arguments(args, kwargs, after, after_kw)
         if changed:
-            add(self._flags, flag("inputs-modified", name=self._name))
+            raise_flag(self._flags, flag("inputs-modified", name=self._name))
             raise testing.modified_input_failure(changed)
         self._inspect(reply["result"], args)
         return reply["result"]
@@ -84,11 +85,18 @@ class RemoteFunction:
         if reply.get("probes_changed") is not False:
             # the notebook changed the grader's probes (the probe itself ran as it was before
             # the notebook's code): the tests that use a probe earn nothing
-            add(self._flags, flag("probes-changed", name=self._name))
+            raise_flag(self._flags, flag("probes-changed", name=self._name))
             raise testing.TestFailure("your notebook changed the grader's probes (autograder.probes): "
                                       "tests that measure your code through a probe earn nothing", "",
                                       "your notebook changed the grader's probes: this test earns nothing")
         return reply["result"]
+
+
+def raise_flag(flags: list[Flag], new: Flag) -> None:
+    """Record a flag that the student's code caused while the tests ran. Once that code has
+    received a hidden input, the flag is the instructor's only (flags.after_hidden): whether
+    it is raised is the code's choice, and the code may have kept the hidden input."""
+    add(flags, after_hidden(new) if testing.grading_context.tainted else new)
 
 
 # Probes whose numbers the grader takes from outside the submission's process (the zygote's
@@ -247,7 +255,7 @@ def _run_tests(source, cells, data, name, box, salt, flags: list[Flag]) -> list[
             if not session.broken:
                 _hardcoding_check(source, results, namespace, salt, flags)
             if session.broken:
-                add(flags, flag("broken", detail=session.broken))
+                raise_flag(flags, flag("broken", detail=session.broken))
     finally:
         context.salt, context.trusted, context.tainted = "", False, False
     return results

@@ -185,6 +185,15 @@ def cross_attention_mask(enc_lengths, n_dec, n_enc=None):
     real = np.arange(n_enc) < lengths[:, None]
     return np.repeat(real[:, None, :], n_dec, axis=1)
 """,
+        "a stack of n_dec copies (raises for n_dec = 0)": """
+def cross_attention_mask(enc_lengths, n_dec, n_enc=None):
+    lengths = np.asarray(enc_lengths)
+    n_enc = int(lengths.max()) if n_enc is None else int(n_enc)
+    if np.any(lengths < 0) or np.any(lengths > n_enc):
+        raise ValueError("bad length")
+    real = np.arange(n_enc)[None, :] < lengths[:, None]
+    return np.stack([real] * n_dec, axis=1)
+""",
         "a length of 0 rejected": """
 def cross_attention_mask(enc_lengths, n_dec, n_enc=None):
     lengths = np.asarray(enc_lengths)

@@ -100,14 +100,18 @@ def test_module_probe_through_the_trusted_grader(tmp_path, variant, passes):
     if variant == "no_out_proj":
         cell.source = cell.source.replace("return self.out_proj(out), weights", "return out, weights")
     nbformat.write(nb, str(tmp_path / "student.ipynb"))
-    box = Sandbox(limits=Limits(wall_seconds=60))
-    try:
-        result = grade_submission(source, "s", "mha", (tmp_path / "student.ipynb").read_bytes(), "student.ipynb",
-                                  box, salt="x")
-    finally:
-        box.kill()
+    result = _grade_in_a_sandbox(source, (tmp_path / "student.ipynb").read_bytes())
     assert result["tests"][0]["passed"] is passes, result["tests"][0]["message"]
     assert result["score"] == (3.0 if passes else 0.0)
+
+
+def _grade_in_a_sandbox(source, notebook: bytes) -> dict:
+    """One submission graded by the trusted grader, in a fresh sandbox."""
+    box = Sandbox(limits=Limits(wall_seconds=60))
+    try:
+        return grade_submission(source, "s", "mha", notebook, "student.ipynb", box, salt="x")
+    finally:
+        box.kill()
 
 
 # The float32 probe: the module is made .float() and gets float32 state and inputs; what comes back keeps the
@@ -148,11 +152,5 @@ def test_float32_module_probe_in_the_students_kernel(tmp_path, variant, passes):
 @pytest.mark.parametrize("variant,passes", [("right", True), ("float64 softmax", False)])
 def test_float32_module_probe_through_the_trusted_grader(tmp_path, variant, passes):
     _write_float32_course(tmp_path / "mha.ipynb", variant)
-    source = load_source(tmp_path / "mha.ipynb")
-    box = Sandbox(limits=Limits(wall_seconds=60))
-    try:
-        result = grade_submission(source, "s", "mha", (tmp_path / "mha.ipynb").read_bytes(), "student.ipynb",
-                                  box, salt="x")
-    finally:
-        box.kill()
+    result = _grade_in_a_sandbox(load_source(tmp_path / "mha.ipynb"), (tmp_path / "mha.ipynb").read_bytes())
     assert result["tests"][0]["passed"] is passes, result["tests"][0]["message"]

@@ -17,22 +17,29 @@ import numpy as np
 
 def module_forward_backward(cls: Any, init_kwargs: dict, state: dict, inputs: list,
                             forward_kwargs: dict | None = None,
-                            upstream: list | None = None) -> dict:
+                            upstream: list | None = None, dtype: str = "float64") -> dict:
     """Build cls(**init_kwargs), load `state`, run forward on `inputs`, then backward.
 
+    dtype:    "float64" (the module made .double()) or "float32" (made .float()); the state
+              and the inputs are given that dtype too, and what comes back keeps the dtypes
+              the module computed in, so a test can check that a float32 module stays float32
     state:    {parameter name: array}, loaded with load_state_dict(strict=True)
-    inputs:   arrays, turned into float64 tensors that require grad
+    inputs:   arrays, turned into tensors of `dtype` that require grad
     upstream: one array per output (the gradient flowing into it); the loss is
               sum(output * upstream) over the outputs, so every output's gradient counts
     Returns {"outputs": [...], "input_grads": [...], "param_grads": {name: array}}.
     """
     import torch
 
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"dtype must be 'float32' or 'float64', not {dtype!r}")
     torch.manual_seed(0)
-    module = cls(**init_kwargs).double()
-    module.load_state_dict({k: torch.as_tensor(np.asarray(v), dtype=torch.float64)
+    module = cls(**init_kwargs)
+    module = module.float() if dtype == "float32" else module.double()
+    tensor_dtype = torch.float32 if dtype == "float32" else torch.float64
+    module.load_state_dict({k: torch.as_tensor(np.asarray(v), dtype=tensor_dtype)
                             for k, v in state.items()}, strict=True)
-    xs = [torch.tensor(np.asarray(x), dtype=torch.float64, requires_grad=True) for x in inputs]
+    xs = [torch.tensor(np.asarray(x), dtype=tensor_dtype, requires_grad=True) for x in inputs]
     kwargs = {k: (torch.as_tensor(np.asarray(v)) if isinstance(v, (np.ndarray, list)) else v)
               for k, v in (forward_kwargs or {}).items()}
     out = module(*xs, **kwargs)

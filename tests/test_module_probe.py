@@ -100,11 +100,57 @@ def test_module_probe_through_the_trusted_grader(tmp_path, variant, passes):
     if variant == "no_out_proj":
         cell.source = cell.source.replace("return self.out_proj(out), weights", "return out, weights")
     nbformat.write(nb, str(tmp_path / "student.ipynb"))
-    box = Sandbox(limits=Limits(wall_seconds=60))
-    try:
-        result = grade_submission(source, "s", "mha", (tmp_path / "student.ipynb").read_bytes(), "student.ipynb",
-                                  box, salt="x")
-    finally:
-        box.kill()
+    result = _grade_in_a_sandbox(source, (tmp_path / "student.ipynb").read_bytes())
     assert result["tests"][0]["passed"] is passes, result["tests"][0]["message"]
     assert result["score"] == (3.0 if passes else 0.0)
+
+
+def _grade_in_a_sandbox(source, notebook: bytes) -> dict:
+    """One submission graded by the trusted grader, in a fresh sandbox."""
+    box = Sandbox(limits=Limits(wall_seconds=60))
+    try:
+        return grade_submission(source, "s", "mha", notebook, "student.ipynb", box, salt="x")
+    finally:
+        box.kill()
+
+
+# The float32 probe: the module is made .float() and gets float32 state and inputs; what comes back keeps the
+# dtypes the module computed in, so a softmax done in float64 (weights left float64) is seen.
+TEST32 = TEST.replace("batch_first=True).double()", "batch_first=True).float()").replace(
+    "p.copy_(torch.from_numpy(r.normal(size=tuple(p.shape)) * 0.3))",
+    "p.copy_(torch.from_numpy(r.normal(size=tuple(p.shape)).astype(np.float32) * 0.3))").replace(
+    "x = [r.normal(size=(B, n, d)) for _ in range(3)]", "x = [r.normal(size=(B, n, d)).astype(np.float32) for _ in range(3)]"
+).replace("upstream=[g_out, g_w])", "upstream=[g_out, g_w], dtype=\"float32\")").replace(
+    "name=\"weights\",", "name=\"weights\", dtype=\"float32\", rtol=1e-4, atol=1e-5,").replace(
+    "name=\"output\",", "name=\"output\", dtype=\"float32\", rtol=1e-4, atol=1e-5,")
+FLOAT64_SOFTMAX = ("weights = torch.softmax(scores, dim=-1)",
+                   "weights = torch.softmax(scores.double(), dim=-1)\n        v = v.double()")
+
+
+def _write_float32_course(path, variant):
+    assert TEST32.count('dtype="float32"') == 3 and FLOAT64_SOFTMAX[0] in MHA
+    body = MHA if variant == "right" else MHA.replace(*FLOAT64_SOFTMAX).replace(
+        "return self.out_proj(out), weights", "return self.out_proj(out.float()), weights")
+    notebook([
+        md("# Module exercise, float32"),
+        setup("import numpy as np\nimport torch\nfrom autograder.testing import expect_array, rng, run_probe"),
+        solution("MultiHeadAttention", body),
+        graded_test_cell("test_mha_float32", TEST32.split("for i, name in")[0], points=1),
+    ]).write(path)
+
+
+@pytest.mark.parametrize("variant,passes", [("right", True), ("float64 softmax", False)])
+def test_float32_module_probe_in_the_students_kernel(tmp_path, variant, passes):
+    _write_float32_course(tmp_path / "mha.ipynb", variant)
+    results = check_notebook(tmp_path / "mha.ipynb")
+    assert [r.passed for r in results] == [passes], results[0].message
+    if not passes:
+        assert "dtype" in results[0].message
+
+
+@needs_sandbox
+@pytest.mark.parametrize("variant,passes", [("right", True), ("float64 softmax", False)])
+def test_float32_module_probe_through_the_trusted_grader(tmp_path, variant, passes):
+    _write_float32_course(tmp_path / "mha.ipynb", variant)
+    result = _grade_in_a_sandbox(load_source(tmp_path / "mha.ipynb"), (tmp_path / "mha.ipynb").read_bytes())
+    assert result["tests"][0]["passed"] is passes, result["tests"][0]["message"]

@@ -110,6 +110,14 @@ def split_heads(X, num_heads):
         raise ValueError("not divisible")
     return np.swapaxes(X.reshape(*b, n, num_heads, d // num_heads), -3, -2)
 """,
+        "integer arrays stay integer (np.asarray, no float cast)": """
+def split_heads(X, num_heads):
+    X = np.asarray(X)
+    *b, n, d = X.shape
+    if d % num_heads:
+        raise ValueError("not divisible")
+    return np.swapaxes(X.reshape(*b, n, num_heads, d // num_heads), -3, -2)
+""",
     },
     "merge_heads": {
         "reshape without the transpose": """
@@ -147,6 +155,12 @@ def merge_heads(X):
     X = as_float_array(X)
     *b, h, n, dh = X.shape
     return np.concatenate([X.sum(axis=-3)] * h, axis=-1) / h
+""",
+        "integer arrays stay integer (np.asarray, no float cast)": """
+def merge_heads(X):
+    X = np.asarray(X)
+    *b, h, n, dh = X.shape
+    return np.swapaxes(X, -3, -2).reshape(*b, n, h * dh)
 """,
     },
     "multi_head_attention": {
@@ -398,6 +412,27 @@ def multi_head_attention(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads, mask=None):
         w = masked_softmax_torch(s, None if mask is None else mask.unsqueeze(-3))
         merged = np.swapaxes((w @ v).detach().numpy(), 1, 2).reshape(B, n_q, d)
         return self.out_proj(torch.from_numpy(merged)), w
+"""),
+        "softmax in float64 for stability: a float32 module returns float64 weights": _module("""
+        s = (q @ k.transpose(-2, -1) / self.dh ** 0.5).double()
+        w = masked_softmax_torch(s, None if mask is None else mask.unsqueeze(-3))
+        return self.out_proj((w.to(v.dtype) @ v).transpose(1, 2).reshape(B, n_q, d)), w
+"""),
+        "blocked scores filled from a float64 tensor (a float32 module raises)": _module("""
+        s = q @ k.transpose(-2, -1) / self.dh ** 0.5
+        if mask is not None:
+            m = mask.unsqueeze(-3)
+            s = torch.where(m, s, torch.full(s.shape, -1e30, dtype=torch.float64))
+            w = torch.softmax(s, dim=-1) * m.any(dim=-1, keepdim=True)
+        else:
+            w = torch.softmax(s, dim=-1)
+        return self.out_proj((w @ v).transpose(1, 2).reshape(B, n_q, d)), w
+"""),
+        "scale as a float64 tensor: a float32 module computes in float64": _module("""
+        scale = torch.full((1, 1, 1, 1), self.dh ** -0.5, dtype=torch.float64)
+        s = q @ k.transpose(-2, -1) * scale
+        w = masked_softmax_torch(s, None if mask is None else mask.unsqueeze(-3))
+        return self.out_proj((w.to(v.dtype) @ v).transpose(1, 2).reshape(B, n_q, d)), w
 """),
     },
 }

@@ -96,6 +96,7 @@ WRONG = {
             "x_dec, x_enc = as_float_array(x_dec), as_float_array(x_enc)",
             "x_dec, x_enc = np.asarray(x_dec, np.float32), np.asarray(x_enc, np.float32)"),
         "always float64, even for float32 inputs": _cross(_RIGHT, scale="np.sqrt(Q.shape[-1])"),
+        "an empty encoder side raises (the max over zero encoder positions has no initial value)": _cross(_RIGHT),
     },
     "cross_attention_mask": {
         "a causal mask added": """
@@ -184,6 +185,15 @@ def cross_attention_mask(enc_lengths, n_dec, n_enc=None):
     real = np.arange(n_enc) < lengths[:, None]
     return np.repeat(real[:, None, :], n_dec, axis=1)
 """,
+        "a stack of n_dec copies (raises for n_dec = 0)": """
+def cross_attention_mask(enc_lengths, n_dec, n_enc=None):
+    lengths = np.asarray(enc_lengths)
+    n_enc = int(lengths.max()) if n_enc is None else int(n_enc)
+    if np.any(lengths < 0) or np.any(lengths > n_enc):
+        raise ValueError("bad length")
+    real = np.arange(n_enc)[None, :] < lengths[:, None]
+    return np.stack([real] * n_dec, axis=1)
+""",
         "a length of 0 rejected": """
 def cross_attention_mask(enc_lengths, n_dec, n_enc=None):
     lengths = np.asarray(enc_lengths)
@@ -208,7 +218,7 @@ def cross_attention(x_dec, x_enc, W_q, W_k, W_v, mask=None):
     s = np.einsum("...nk,...mk->...nm", Q, K) * (1.0 / Q.shape[-1] ** 0.5)
     if mask is not None:
         s = np.where(mask, s, -np.inf)
-    top = np.max(s, axis=-1, keepdims=True)
+    top = np.max(s, axis=-1, keepdims=True, initial=-np.inf)
     top = np.where(np.isneginf(top), 0.0, top)
     with np.errstate(divide="ignore", invalid="ignore"):
         lse = top + np.log(np.sum(np.exp(s - top), axis=-1, keepdims=True))
@@ -263,7 +273,7 @@ def _sdpa(Q, K, V, mask=None):
     if mask is not None:
         s = np.where(np.asarray(mask, dtype=bool), s, -np.inf)
     with np.errstate(invalid="ignore"):
-        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        e = np.exp(s - s.max(axis=-1, keepdims=True, initial=-np.inf))
         w = np.nan_to_num(e / e.sum(axis=-1, keepdims=True), nan=0.0)
     return np.matmul(w, V), w
 

@@ -1,5 +1,23 @@
 """Chapter 11: the mistakes students really make, and correct alternatives."""
 
+# The right rest of a squeeze_excitation and of a non_local_block, after first lines that get the dtypes wrong.
+_SE_HEAD = """
+def squeeze_excitation(x, W1, b1, W2, b2):
+    x = {x}
+    W1, b1, W2, b2 = ({w} for w in (W1, b1, W2, b2))
+"""
+_SE_REST = """    s = x.mean(axis=(2, 3))
+    a = 0.5 * (1 + np.tanh((np.maximum(s @ W1 + b1, 0) @ W2 + b2) / 2))
+    return x * a[:, :, None, None]
+"""
+_NL_REST = """    B, C, H, W = x.shape
+    X = x.reshape(B, C, H * W).transpose(0, 2, 1)
+    s = (X @ W_theta) @ (X @ W_phi).transpose(0, 2, 1) / W_theta.shape[1] ** 0.5
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    A = e / e.sum(axis=-1, keepdims=True)
+    return x + ((A @ (X @ W_g)) @ W_out).transpose(0, 2, 1).reshape(B, C, H, W), A
+"""
+
 WRONG = {
     "patchify": {
         "reshape without transposes (tokens are strips of image rows)": """
@@ -227,6 +245,10 @@ def squeeze_excitation(x, W1, b1, W2, b2):
     a = 1 / (1 + np.exp(-(np.maximum(s @ W1 + b1, 0) @ W2 + b2)))
     return x * a[:, :, None, None]
 """,
+        "weights cast to x's dtype before x is made float (integer x truncates the weights)":
+            _SE_HEAD.format(x="np.asarray(x)", w="np.asarray(w, dtype=x.dtype)") + _SE_REST,
+        "weights not cast to x's dtype (float32 x, float64 weights: float64 out)":
+            _SE_HEAD.format(x="as_float_array(x)", w="as_float_array(w)") + _SE_REST,
     },
     "non_local_block": {
         "x.reshape(B, H*W, C) without the transpose (and back)": """
@@ -376,6 +398,16 @@ def non_local_block(x, W_theta, W_phi, W_g, W_out):
     Z = ((A @ (X @ W_g)) @ W_out).T.reshape(1, C, H, W)
     return x + Z, np.broadcast_to(A, (B,) + A.shape).copy()
 """,
+        "weights cast to x's dtype before x is made float (integer x truncates the weights)": """
+def non_local_block(x, W_theta, W_phi, W_g, W_out):
+    x = np.asarray(x)
+    W_theta, W_phi, W_g, W_out = (np.asarray(w, dtype=x.dtype) for w in (W_theta, W_phi, W_g, W_out))
+""" + _NL_REST,
+        "weights not cast to x's dtype (float32 x, float64 weights: float64 out)": """
+def non_local_block(x, W_theta, W_phi, W_g, W_out):
+    x = as_float_array(x)
+    W_theta, W_phi, W_g, W_out = (as_float_array(w) for w in (W_theta, W_phi, W_g, W_out))
+""" + _NL_REST,
     },
 }
 

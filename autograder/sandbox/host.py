@@ -638,9 +638,12 @@ class Session:
         return self._invoke({"op": "call", "name": name}, args, kwargs)
 
     def probe(self, probe: str, target: str, args: tuple, kwargs: dict, measured: bool = False):
-        """The probe's reply; with `measured`, and "meter" in it: what the submission's process
-        used during the call, measured from outside it by the zygote (server._Meter), or
-        {"ok": False} where that could not be done."""
+        """The probe's reply; with `measured`, and "meter" in it: what the submission used
+        during the call, measured from outside it: by the zygote (server._Meter), which first
+        ends every other process of the submission, and, where the sandbox has a memory
+        cgroup, by the kernel's count of all it holds (MemoryCounter: "rise" is the larger of
+        the two, "kernel" says whether the kernel's count was read); {"ok": False} where that
+        could not be done."""
         if not measured:
             return self._invoke({"op": "probe", "probe": probe, "target": target}, args, kwargs)
         marked = self._meter({"op": "mark"})       # the zygote ends the submission's other processes

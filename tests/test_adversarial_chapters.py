@@ -441,3 +441,70 @@ def test_every_attack_loses_its_points_and_the_control_keeps_them(graded):
             assert not tests[grade_id]["passed"], f"{chapter} {case.name}: {grade_id} passed ({case.what})"
         if case.flag:
             assert case.flag in flags, f"{chapter} {case.name}: no {case.flag} flag in {flags}"
+
+
+# What measures a call's memory, as root and without (issue 37, item 1): as root, with a memory
+# cgroup per sandbox, the kernel's count of everything the sandbox holds as well as the zygote's
+# meter; without root there is no memory cgroup (nor delegation), and the meter alone measures:
+# a 64 MiB array it sees either way, 48 MiB kept in pipes' buffers only the kernel's count does
+# (48: a user's pipes may hold 64 MiB at most, pipe-user-pages-soft).
+METER_SCRIPT = r'''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from autograder.sandbox.host import Limits, Sandbox
+CELL = """
+import fcntl, os
+import numpy as np
+def in_an_array(n):
+    return float(np.ones(n).sum())
+def in_pipes(n):
+    pipes = []
+    for _ in range(n):
+        r, w = os.pipe()
+        fcntl.fcntl(w, 1031, 1 << 20)          # F_SETPIPE_SZ: 1 MiB
+        os.write(w, b"x" * (1 << 20))
+        pipes.append((r, w))
+    return len(pipes)
+"""
+box = Sandbox(limits=Limits(wall_seconds=60), warm=("numpy",))
+try:
+    with box.session(b"{}", "nb.ipynb", [CELL], ["in_an_array", "in_pipes"]) as session:
+        print(json.dumps({name: session.probe("peak_memory", name, (n,), {}, measured=True)["meter"]
+                          for name, n in (("in_an_array", 8 << 20), ("in_pipes", 48))}))
+finally:
+    box.close()
+'''
+
+
+@pytest.mark.parametrize("mode", ["root", "without-root"])
+def test_the_kernel_counts_the_sandbox_memory_as_root_and_the_meter_alone_without(mode, tmp_path):
+    import json
+    import sys
+
+    from tests.conftest import ROOT, run_unprivileged
+
+    if not SANDBOX:
+        pytest.skip("bubblewrap cannot run here")
+    if mode == "root" and os.geteuid() != 0:
+        pytest.skip("needs root")
+    home = student_folder(tmp_path / "home")
+    script = home / "meter.py"
+    script.write_text(METER_SCRIPT)
+    args = [sys.executable, str(script), str(ROOT)]
+    if mode == "root":
+        import subprocess
+
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    else:
+        proc = run_unprivileged(args, home=home)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    meters = json.loads(proc.stdout.splitlines()[-1])
+    array, pipes = meters["in_an_array"], meters["in_pipes"]
+    assert array["ok"] and pipes["ok"], meters
+    assert array["rise"] >= 60 << 20, meters            # 64 MiB in an array: seen either way
+    if mode == "root":
+        assert array["kernel"] and pipes["kernel"], meters
+        assert pipes["rise"] >= 44 << 20, meters        # 48 MiB in pipes: the kernel's count sees it
+    else:
+        assert not array["kernel"] and not pipes["kernel"], meters
+        assert pipes["rise"] < 16 << 20, meters         # the meter alone does not: said in the README

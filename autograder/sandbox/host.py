@@ -177,8 +177,9 @@ class MemoryCounter:
     measured call (`start`) and read after it (`rise`): nothing inside the sandbox can reset
     or dodge it. cgroup v1: memory.max_usage_in_bytes, reset by writing 0 to it. cgroup v2:
     memory.peak, reset by writing to it, for reads through the same open file (Linux 6.12 and
-    later; earlier kernels refuse the write, and there is no counter). None where there is
-    no memory cgroup (no root): the zygote's meter alone then measures (server._Meter)."""
+    later; earlier kernels refuse the write: `start` returns False). Where the sandbox has no
+    memory cgroup (no root) there is no counter: the zygote's meter alone measures
+    (server._Meter)."""
 
     def __init__(self, directory: str):
         self.directory = directory

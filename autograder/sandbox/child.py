@@ -131,7 +131,7 @@ def _end_if_a_copy() -> None:
     a later call (the zygote's meter ends them too before every measured call)."""
     if os.getpid() != _ORIGINAL["pid"]:
         os._exit(0)
-    from autograder.sandbox.server import end_descendants
+    from autograder.sandbox.processes import end_descendants
 
     try:
         end_descendants(os.getpid())

@@ -306,7 +306,7 @@ def _seal(hand_over: socket.socket | None) -> None:
     their owner; then make this process non-dumpable, which makes its /proc files root's (it
     can no longer write its own clear_refs, which resets the referenced bits and the peak
     resident memory the meter reads), a subreaper (every process it starts stays its
-    descendant, however orphaned: `end_descendants`), and install a seccomp filter that
+    descendant, however orphaned: processes.end_descendants), and install a seccomp filter that
     refuses to undo either (prctl PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER) and the madvise
     advice that would clear referenced bits (MADV_COLD, MADV_PAGEOUT, MADV_FREE,
     process_madvise). An honest notebook calls none of them."""
@@ -362,52 +362,6 @@ def _filter_syscalls(libc, audit: int, prctl: int, madvise: int, process_madvise
                "installing the seccomp filter")
 
 
-def descendants(root: int) -> list[int]:
-    """Every living process below `root` (by parent, from /proc), zombies left out."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                data = f.read()
-            state, ppid = data[data.rindex(b")") + 2:].split()[:2]
-        except (OSError, ValueError):
-            continue
-        if state not in (b"Z", b"X"):
-            children.setdefault(int(ppid), []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def end_descendants(root: int, rounds: int = 100) -> bool:
-    """Kill every process below `root` and wait until each has exited; False when processes
-    still appeared after `rounds` sweeps (a chain that forks faster than it is killed)."""
-    import select
-
-    for _ in range(rounds):
-        found = descendants(root)
-        if not found:
-            return True
-        for pid in found:
-            try:
-                fd = os.pidfd_open(pid)
-            except OSError:
-                continue
-            try:
-                signal.pidfd_send_signal(fd, signal.SIGKILL)
-                select.select([fd], [], [], 5)        # readable once it has exited
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-    return not descendants(root)
-
-
 def _prepare_child(request: dict, uid: int | None) -> None:
     workdir = _workdir()
     os.makedirs(workdir, exist_ok=True)
@@ -449,7 +403,7 @@ class _Meter:
       holds one submission). Threads share the process's memory, so they are measured, and
       may start (OpenBLAS's do).
     Before measuring, every process the submission started earlier is ended
-    (`end_descendants`): none shares a page with it, none serves the call through a pipe."""
+    (processes.end_descendants): none shares a page with it, none serves the call through a pipe."""
 
     INTERVAL = 0.01
     FULL_EVERY, FULL_GROWTH = 0.025, 8 << 20
@@ -458,6 +412,8 @@ class _Meter:
         self.pid, self.uid, self.files, self.ok = pid, uid, files or {}, files is not None
         self.touched = self.stored = 0
         self.total_at_full, self.full_at = 0, 0.0
+        from autograder.sandbox.processes import end_descendants
+
         self.ok = self.ok and end_descendants(pid)
         for code in (b"1", b"5"):       # referenced bits, then the peak resident memory
             self._io(lambda: os.write(self.files["clear_refs"], code))

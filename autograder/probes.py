@@ -15,6 +15,61 @@ from typing import Any
 import numpy as np
 
 
+# What the module probe calls (and what those calls look up), captured by the sandbox before the
+# notebook's first cell (`capture`): a notebook that patches torch.manual_seed, Module.double or a
+# Tensor method cannot change which module the probe builds or what it reads from it.
+_TRUSTED: dict = {}
+
+
+def _reachable() -> dict:
+    """Everything on the module probe's path that a notebook could reassign, by name: the
+    callables it uses itself, and the namespaces they look names up in (torch.nn.Module's and
+    torch.Tensor's attributes, torch.nn.modules.module's globals, its global hooks)."""
+    import builtins
+
+    import torch
+    import torch.nn.modules.module as module_module
+
+    names = {"manual_seed": torch.manual_seed, "as_tensor": torch.as_tensor, "tensor": torch.tensor,
+             "float64": torch.float64, "float32": torch.float32, "asarray": np.asarray, "autograd.backward": torch.autograd.backward,
+             "autograd.grad": torch.autograd.grad}
+    for key in ("type", "isinstance", "list", "dict", "zip", "tuple", "getattr", "len", "iter", "next"):
+        names[f"builtins.{key}"] = vars(builtins)[key]
+    for owner, space in (("Module", torch.nn.Module), ("Tensor", torch.Tensor), ("Parameter", torch.nn.Parameter)):
+        names.update({f"{owner}.{k}": v for k, v in vars(space).items()})
+    names["TensorBase"] = {k: vars(torch._C.TensorBase)[k] for k in ("sum", "numpy", "__mul__", "__add__", "grad")}
+    names.update({f"module.{k}": v for k, v in vars(module_module).items() if callable(v)})
+    names.update({f"hooks.{k}": len(v) for k, v in vars(module_module).items()
+                  if k.startswith("_global_") and isinstance(v, dict)})
+    return names
+
+
+def capture() -> None:
+    """Record `_reachable()` now (the sandbox calls this before the notebook's first cell)."""
+    import sys
+
+    if "torch" in sys.modules:
+        _TRUSTED.clear()
+        _TRUSTED.update(_reachable())
+
+
+def reachable_changed(trusted: dict) -> bool:
+    """Whether anything on the module probe's path differs from what `capture` recorded."""
+    if not trusted:
+        return False
+    live = _reachable()
+    return live.keys() != trusted.keys() or not all(_same(live[k], v) for k, v in trusted.items())
+
+
+def _same(a, b) -> bool:
+    """Identity, but for what `_reachable` builds afresh (counts, TensorBase's dict)."""
+    if type(a) is int and type(b) is int:
+        return a == b
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
+    return a is b
+
+
 def module_forward_backward(cls: Any, init_kwargs: dict, state: dict, inputs: list,
                             forward_kwargs: dict | None = None,
                             upstream: list | None = None, dtype: str = "float64") -> dict:
@@ -28,35 +83,47 @@ def module_forward_backward(cls: Any, init_kwargs: dict, state: dict, inputs: li
     upstream: one array per output (the gradient flowing into it); the loss is
               sum(output * upstream) over the outputs, so every output's gradient counts
     Returns {"outputs": [...], "input_grads": [...], "param_grads": {name: array}}.
+    Every torch and NumPy function it calls is the one `capture` recorded before the notebook
+    ran (in the sandbox), and the module it measures must be an instance of `cls` itself:
+    neither cls(...) nor .double() may hand it another object.
     """
     import torch
 
     if dtype not in ("float32", "float64"):
         raise ValueError(f"dtype must be 'float32' or 'float64', not {dtype!r}")
-    torch.manual_seed(0)
+    t = _TRUSTED or _reachable()
+    kind, base = t["builtins.type"], t["TensorBase"]
+    cast, tensor_dtype = (t["Module.float"], t["float32"]) if dtype == "float32" else (t["Module.double"], t["float64"])
+    t["manual_seed"](0)
     module = cls(**init_kwargs)
-    module = module.float() if dtype == "float32" else module.double()
-    tensor_dtype = torch.float32 if dtype == "float32" else torch.float64
-    module.load_state_dict({k: torch.as_tensor(np.asarray(v), dtype=tensor_dtype)
-                            for k, v in state.items()}, strict=True)
-    xs = [torch.tensor(np.asarray(x), dtype=tensor_dtype, requires_grad=True) for x in inputs]
-    kwargs = {k: (torch.as_tensor(np.asarray(v)) if isinstance(v, (np.ndarray, list)) else v)
+    if kind(module) is not cls or cast(module) is not module:
+        raise TypeError(f"{cls.__name__}(...) or its .{'float' if dtype == 'float32' else 'double'}() gave an "
+                        f"object that is not the {cls.__name__} it built: the module tests measure your class itself")
+    t["Module.load_state_dict"](module, {k: t["as_tensor"](t["asarray"](v), dtype=tensor_dtype)
+                                         for k, v in state.items()}, strict=True)
+    xs = [t["tensor"](t["asarray"](x), dtype=tensor_dtype, requires_grad=True) for x in inputs]
+    kwargs = {k: (t["as_tensor"](t["asarray"](v)) if t["builtins.isinstance"](v, (np.ndarray, list)) else v)
               for k, v in (forward_kwargs or {}).items()}
-    out = module(*xs, **kwargs)
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    out = t["Module.__call__"](module, *xs, **kwargs)
+    outs = list(out) if t["builtins.isinstance"](out, (tuple, list)) else [out]
     loss = 0
     for o, g in zip(outs, upstream or []):
-        loss = loss + (o * torch.as_tensor(np.asarray(g), dtype=o.dtype)).sum()
+        product = base["__mul__"](o, t["as_tensor"](t["asarray"](g), dtype=o.dtype))
+        loss = base["__add__"](base["sum"](product), loss)
     if upstream:
-        loss.backward()
+        t["Tensor.backward"](loss)
 
-    def grad(t):
-        return None if t.grad is None else t.grad.detach().numpy().copy()
+    def array(x):
+        return t["asarray"](base["numpy"](t["Tensor.detach"](x))).copy()
+
+    def grad(x):
+        g = base["grad"].__get__(x)
+        return None if g is None else array(g)
 
     return {
-        "outputs": [o.detach().numpy().copy() for o in outs],
+        "outputs": [array(o) for o in outs],
         "input_grads": [grad(x) for x in xs],
-        "param_grads": {n: grad(p) for n, p in module.named_parameters()},
+        "param_grads": {n: grad(p) for n, p in t["Module.named_parameters"](module)},
     }
 
 
@@ -78,14 +145,22 @@ def _resident_high_water() -> int | None:
 def proc_bytes(path: str, field: str) -> int | None:
     """A size field ("VmHWM", "Referenced", in kB) of a /proc file (status, smaps_rollup) in
     bytes; None where it cannot be read. The sandbox's zygote reads its child's with it too."""
-    key = field.encode() + b":"
     try:
         with open(path, "rb") as f:
-            for line in f:
-                if line.startswith(key):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
+            return field_bytes(f.read(), field)
+    except OSError:
+        return None
+
+
+def field_bytes(text: bytes, field: str) -> int | None:
+    """A size field ("VmHWM", "Referenced", in kB) of a /proc file's text, in bytes."""
+    key = field.encode() + b":"
+    for line in text.splitlines():
+        if line.startswith(key):
+            try:
+                return int(line.split()[1]) * 1024
+            except (ValueError, IndexError):
+                return None
     return None
 
 
@@ -148,7 +223,8 @@ def peak_memory(fn: Any, *args: Any, **kwargs: Any) -> dict:
 
     This is the recipe a student's own kernel runs. The grader takes none of these numbers
     from the student's process: it measures the same call from outside it (the sandbox's
-    zygote, autograder/sandbox/server._Meter), processes started included.
+    zygote, autograder/sandbox/server._Meter; as root also the kernel's count of the
+    sandbox's memory, host.MemoryCounter), processes started included.
     """
     import copy
     import os

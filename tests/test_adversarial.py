@@ -176,28 +176,32 @@ def _scan(reversed_needles):
     found, scanned = [], 0
     with open("/proc/self/maps") as f:
         regions = [line.split() for line in f.read().splitlines()]
-    with open("/proc/self/mem", "rb", buffering=0) as mem:
-        for parts in regions:
-            if not parts[1].startswith("rw") and parts[-1] != "[stack]":
-                continue
-            lo, hi = (int(x, 16) for x in parts[0].split("-"))
-            pos = lo
-            while pos < hi:
-                try:
-                    mem.seek(pos)
-                    got = mem.readinto(memoryview(buf)[:min(len(buf), hi - pos)])
-                except OSError:
-                    break
-                if not got:
-                    break
-                scanned += got
-                for i, n in enumerate(needles):
-                    k = buf.find(n, 0, got)
-                    while k >= 0:
-                        if not any(a <= pos + k < b for a, b in skip):
-                            found.append(i)
-                        k = buf.find(n, k + 1, got)
-                pos += got
+    # its own memory through process_vm_readv (its /proc/self/mem is root's: the process is
+    # non-dumpable), which fails instead of faulting where a page cannot be read
+    class Span(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.process_vm_readv.restype = ctypes.c_ssize_t
+    local, remote, me = Span(at, 0), Span(0, 0), __import__("os").getpid()
+    for parts in regions:
+        if not parts[1].startswith("rw") and parts[-1] != "[stack]":
+            continue
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        pos = lo
+        while pos < hi:
+            local.len = remote.len = min(len(buf), hi - pos)
+            remote.base = pos
+            got = libc.process_vm_readv(me, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+            if got <= 0:
+                break
+            scanned += got
+            for i, n in enumerate(needles):
+                k = buf.find(n, 0, got)
+                while k >= 0:
+                    if not any(a <= pos + k < b for a, b in skip):
+                        found.append(i)
+                    k = buf.find(n, k + 1, got)
+            pos += got
     return sorted(set(found)), scanned
 FOUND, SCANNED = _scan({needles!r})
 LEAKED = bool(FOUND) or SCANNED < (50 << 20)      # 50 MiB at least, or the scan did not run

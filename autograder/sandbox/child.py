@@ -125,8 +125,24 @@ _ORIGINAL = {"pid": 0}
 
 
 def _end_if_a_copy() -> None:
+    """A copy ends here; the original ends every process the cell or call started that is
+    still running (it is their subreaper: orphans included, server._seal), and reaps them.
+    A process started in one cell does not outlive it: none can hold memory for, or serve,
+    a later call (the zygote's meter ends them too before every measured call)."""
     if os.getpid() != _ORIGINAL["pid"]:
         os._exit(0)
+    from autograder.sandbox.processes import end_descendants
+
+    try:
+        end_descendants(os.getpid())
+    except OSError:
+        pass
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
 
 
 def serve(sock: socket.socket, step_seconds: float = 10.0) -> None:
@@ -251,11 +267,15 @@ def _holds_data(value, depth: int = 0) -> bool:
 def _call(ns: dict, header: dict, blobs: list[bytes]):
     fn = _target(ns, header["name"])
     args, kwargs = _arguments(header, blobs)
+    # every argument that held data WHEN SENT comes back as it is after the call, containers
+    # and all, whatever the call left in it: the grader compares it with what it sent (a write
+    # into params["W_q"] counts, and so does a dict the call emptied or whose arrays it turned
+    # into lists: an argument with no array left is still compared)
+    compared = [_holds_data(a) for a in args]
+    compared_kw = {k for k, v in kwargs.items() if _holds_data(v)}
     result = fn(*args, **kwargs)
-    # every argument that holds data comes back as it is now, containers and all: the grader
-    # compares each array in it with what it sent (a write into params["W_q"] counts)
-    after = [a if _holds_data(a) else None for a in args]
-    after_kw = {k: v for k, v in kwargs.items() if _holds_data(v)}
+    after = [a if c else None for a, c in zip(args, compared)]
+    after_kw = {k: v for k, v in kwargs.items() if k in compared_kw}
     value, out = protocol.encode({"result": result, "args": after, "kwargs": after_kw})
     return {"ok": True, "value": value}, out
 
@@ -270,8 +290,12 @@ def _capture_probes() -> None:
 
     from autograder import probes
 
+    import builtins
+
+    probes.capture()          # what the module probe calls from torch and NumPy
     space = vars(probes)
     _PROBES_AT_START.update(
+        trusted=dict(probes._TRUSTED), builtins=dict(vars(builtins)),
         registry=dict(probes.PROBES),
         functions={k: (v.__code__, v.__defaults__, v.__kwdefaults__) for k, v in space.items()
                    if isinstance(v, types.FunctionType) and v.__module__ == probes.__name__},
@@ -280,16 +304,18 @@ def _capture_probes() -> None:
 
 def _pristine_probe(name: str) -> tuple:
     """(the probe as it was before the submission's code ran, whether the submission changed
-    autograder.probes since): the probe is rebuilt from the code objects captured then, over
-    a fresh copy of the module's names, so a registry replaced with PROBES.update, a function
-    swapped for another or a function's __code__ reassigned has no effect on what it measures,
+    autograder.probes, or what its probes call, since): the probe is rebuilt from the code
+    objects captured then, over a fresh copy of the module's names and of the builtins, with
+    the torch and NumPy functions captured then (probes.capture), so a registry replaced with
+    PROBES.update, a function swapped for another, a function's __code__ reassigned or a torch
+    function patched (torch.manual_seed, Module.double) has no effect on what it measures,
     and is reported."""
     import types
 
     from autograder import probes
 
     start = _PROBES_AT_START
-    space: dict = dict(start["others"])
+    space: dict = dict(start["others"], _TRUSTED=dict(start["trusted"]), __builtins__=dict(start["builtins"]))
     for key, (code, defaults, kwdefaults) in start["functions"].items():
         fn = types.FunctionType(code, space, key, defaults)
         fn.__kwdefaults__ = kwdefaults
@@ -298,7 +324,8 @@ def _pristine_probe(name: str) -> tuple:
     live = vars(probes)
     changed = (dict(probes.PROBES) != start["registry"]
                or any(not isinstance(live.get(k), types.FunctionType) or live[k].__code__ is not code
-                      for k, (code, _, _) in start["functions"].items()))
+                      for k, (code, _, _) in start["functions"].items())
+               or space["reachable_changed"](start["trusted"]))
     if original is None:
         raise KeyError(f"no probe named {name!r}")
     return space[original.__name__], changed
@@ -308,6 +335,7 @@ def _probe(ns: dict, header: dict, blobs: list[bytes]):
     target = _target(ns, header["target"])
     args, kwargs = _arguments(header, blobs)
     probe, changed = _pristine_probe(header["probe"])
-    result = probe(target, *args, **kwargs)
+    # a changed probe path earns nothing (the grader flags it): not run, whatever it would raise
+    result = None if changed else probe(target, *args, **kwargs)
     value, out = protocol.encode({"result": result, "args": [], "kwargs": {}, "probes_changed": changed})
     return {"ok": True, "value": value}, out

@@ -114,6 +114,7 @@ class _Cgroup:
 
     def __init__(self, name: str, memory_bytes: int, processes: int):
         self.dirs: list[str] = []
+        self.memory: str | None = None        # the directory whose memory counter MemoryCounter reads
         for controller, settings in (("memory", {"memory.limit_in_bytes": memory_bytes,
                                                  "memory.max": memory_bytes}),
                                      ("pids", {"pids.max": processes})):
@@ -131,6 +132,8 @@ class _Cgroup:
                         wrote = True
                 if wrote:
                     self.dirs.append(path)
+                    if controller == "memory":
+                        self.memory = path
             except OSError:
                 continue
 
@@ -166,6 +169,57 @@ class _Cgroup:
                 os.rmdir(path)
             except OSError:
                 pass
+
+
+class MemoryCounter:
+    """The kernel's count of the memory a sandbox's cgroup holds (every process in it, its
+    files in memory, its pipes' and sockets' buffers), from the cgroup's peak, reset before a
+    measured call (`start`) and read after it (`rise`): nothing inside the sandbox can reset
+    or dodge it. cgroup v1: memory.max_usage_in_bytes, reset by writing 0 to it. cgroup v2:
+    memory.peak, reset by writing to it, for reads through the same open file (Linux 6.12 and
+    later; earlier kernels refuse the write: `start` returns False). Where the sandbox has no
+    memory cgroup (no root) there is no counter: the zygote's meter alone measures
+    (server._Meter)."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        self.v1 = os.path.exists(os.path.join(directory, "memory.max_usage_in_bytes"))
+        self.fd: int | None = None
+        self.base: int | None = None
+
+    def _read(self, fd: int) -> int:
+        return int(os.pread(fd, 64, 0).split()[0])
+
+    def start(self) -> bool:
+        self.close()
+        try:
+            if self.v1:
+                self.fd = os.open(os.path.join(self.directory, "memory.max_usage_in_bytes"), os.O_RDWR | os.O_CLOEXEC)
+                os.write(self.fd, b"0")
+            else:
+                self.fd = os.open(os.path.join(self.directory, "memory.peak"), os.O_RDWR | os.O_CLOEXEC)
+                os.write(self.fd, b"reset\n")
+            self.base = self._read(self.fd)
+            return True
+        except (OSError, ValueError, IndexError):
+            self.close()
+            return False
+
+    def rise(self) -> int | None:
+        """How far the peak rose above what the cgroup held at `start`; None if not started."""
+        if self.fd is None or self.base is None:
+            return None
+        try:
+            return max(0, self._read(self.fd) - self.base)
+        except (OSError, ValueError, IndexError):
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+        self.fd = None
 
 
 def remove_stale_cgroups() -> None:
@@ -585,14 +639,27 @@ class Session:
         return self._invoke({"op": "call", "name": name}, args, kwargs)
 
     def probe(self, probe: str, target: str, args: tuple, kwargs: dict, measured: bool = False):
-        """The probe's reply; with `measured`, and "meter" in it: what the submission's process
-        used during the call, measured from outside it by the zygote (server._Meter), or
-        {"ok": False} where that could not be done."""
+        """The probe's reply; with `measured`, and "meter" in it: what the submission used
+        during the call, measured from outside it: by the zygote (server._Meter), which first
+        ends every other process of the submission, and, where the sandbox has a memory
+        cgroup, by the kernel's count of all it holds (MemoryCounter: "rise" is the larger of
+        the two, "kernel" says whether the kernel's count was read); {"ok": False} where that
+        could not be done."""
         if not measured:
             return self._invoke({"op": "probe", "probe": probe, "target": target}, args, kwargs)
-        marked = self._meter({"op": "mark"})
-        reply = self._invoke({"op": "probe", "probe": probe, "target": target}, args, kwargs)
+        marked = self._meter({"op": "mark"})       # the zygote ends the submission's other processes
+        cgroup = self.box.cgroup.memory if self.box.cgroup is not None else None
+        counter = MemoryCounter(cgroup) if cgroup else None
+        counted = counter is not None and counter.start()
+        try:
+            reply = self._invoke({"op": "probe", "probe": probe, "target": target}, args, kwargs)
+        finally:
+            kernel = counter.rise() if counted else None
         numbers = self._meter({"op": "read"}) if marked.get("ok") else {"ok": False}
+        if numbers.get("ok") and kernel is not None:
+            # the kernel's count of the whole sandbox: memory in any process, file or buffer
+            numbers["rise"] = max(numbers["rise"], kernel)
+        numbers["kernel"] = kernel is not None
         if isinstance(reply, dict):
             reply["meter"] = numbers
         return reply

@@ -167,7 +167,8 @@ def _status_code(status: int) -> int:
     return os.WEXITSTATUS(status)
 
 
-def _submission(conn: socket.socket, request: dict, uid: int | None, isolated: bool) -> None:
+def _submission(conn: socket.socket, request: dict, uid: int | None, isolated: bool,
+                hand_over: socket.socket | None = None) -> None:
     """Run one submission in this process. Where the zygote may make namespaces (`isolated`),
     this process is the first of the submission's PID namespace: whatever it starts ends with
     it, when the kernel ends the namespace. Being first, it is spared signals sent from inside the namespace that it has
@@ -176,7 +177,7 @@ def _submission(conn: socket.socket, request: dict, uid: int | None, isolated: b
     as they end any process."""
     if isolated:
         _isolate(int(request["limits"]["scratch_bytes"]))
-    _child(conn, request, uid)
+    _child(conn, request, uid, hand_over)
 
 
 def _sweep_unsafe(child_pid: int, uid: int | None) -> None:
@@ -209,9 +210,10 @@ def _sweep_unsafe(child_pid: int, uid: int | None) -> None:
 
 def _set_dumpable() -> None:
     """After setuid the kernel marks a process non-dumpable, which makes its /proc/self
-    files root's: then it could not reset and read its own peak memory (the `peak_memory`
-    probe does). Its uid is its own in this sandbox, so nothing else could use the flag;
-    core dumps stay off (RLIMIT_CORE 0)."""
+    files root's: then it could not open the files the zygote's meter reads, which it hands
+    over before its first cell and then becomes non-dumpable for good (_seal). Its uid is its
+    own in this sandbox, so nothing else could use the flag meanwhile; core dumps stay off
+    (RLIMIT_CORE 0)."""
     import ctypes
 
     try:
@@ -273,9 +275,10 @@ def _cpu_limit_reached(signum, frame):
     os._exit(128 + signal.SIGXCPU)
 
 
-def _child(sock: socket.socket, request: dict, uid: int | None) -> None:
+def _child(sock: socket.socket, request: dict, uid: int | None, hand_over: socket.socket | None = None) -> None:
     try:
         _prepare_child(request, uid)
+        _seal(hand_over)
     except BaseException:  # noqa: BLE001 (report set-up failures instead of dying silently)
         import traceback
 
@@ -286,6 +289,77 @@ def _child(sock: socket.socket, request: dict, uid: int | None) -> None:
     from autograder.sandbox import child as sandbox_child
 
     sandbox_child.serve(sock, float(request["limits"]["step_seconds"]))
+
+
+# What the zygote's meter reads, opened by the submission's process itself (as their owner)
+# before any of its code runs, and handed to the zygote (_seal)
+METER_FILES = ("status", "smaps", "smaps_rollup", "clear_refs")
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 4, 36, 38, 22
+MADV_FREE, MADV_COLD, MADV_PAGEOUT = 8, 20, 21
+# (audit arch, prctl, madvise, process_madvise) by machine: the syscalls the filter looks at
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, 157, 28, 440), "aarch64": (0xC00000B7, 167, 233, 440)}
+
+
+def _seal(hand_over: socket.socket | None) -> None:
+    """Before the submission's first cell: hand the zygote's meter the files it reads this
+    process's memory from (`METER_FILES`, and its temporary file systems), opened here as
+    their owner; then make this process non-dumpable, which makes its /proc files root's (it
+    can no longer write its own clear_refs, which resets the referenced bits and the peak
+    resident memory the meter reads), a subreaper (every process it starts stays its
+    descendant, however orphaned: processes.end_descendants), and install a seccomp filter that
+    refuses to undo either (prctl PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER) and the madvise
+    advice that would clear referenced bits (MADV_COLD, MADV_PAGEOUT, MADV_FREE,
+    process_madvise). An honest notebook calls none of them."""
+    import ctypes
+    import platform
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if hand_over is not None and platform.machine() not in _SECCOMP_ARCH:
+        hand_over.close()       # no filter for this machine: no files, and no memory test passes
+        hand_over = None
+    if hand_over is not None:
+        fds = []
+        try:
+            for name in METER_FILES:
+                fds.append(os.open(f"/proc/self/{name}", os.O_WRONLY if name == "clear_refs" else os.O_RDONLY))
+            for folder in (SCRATCH["root"], "/dev/shm"):
+                fds.append(os.open(folder, os.O_PATH | os.O_DIRECTORY) if os.path.isdir(folder) else fds[0])
+            socket.send_fds(hand_over, [b"meter"], fds)
+        except OSError:
+            pass                # the meter says it could not measure: no memory test passes
+        finally:
+            for fd in set(fds):
+                os.close(fd)
+            hand_over.close()
+    check_call(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "becoming a subreaper")
+    check_call(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "becoming non-dumpable")
+    if platform.machine() in _SECCOMP_ARCH:
+        _filter_syscalls(libc, *_SECCOMP_ARCH[platform.machine()])
+
+
+def _filter_syscalls(libc, audit: int, prctl: int, madvise: int, process_madvise: int) -> None:
+    import ctypes
+
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06          # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE|K, BPF_RET|K
+    allow, deny = 0x7FFF0000, 0x00050000 | 1            # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    program = [
+        (ld, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, deny),          # another ABI (int 0x80): refused
+        (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, deny),     # x32 numbers: refused
+        (jeq, 3, 0, prctl), (jeq, 6, 0, madvise), (jeq, 10, 0, process_madvise), (ret, 0, 0, allow),
+        (ld, 0, 0, 16), (jeq, 7, 0, PR_SET_DUMPABLE), (jeq, 6, 0, PR_SET_CHILD_SUBREAPER), (ret, 0, 0, allow),
+        (ld, 0, 0, 32), (jeq, 3, 0, MADV_FREE), (jeq, 2, 0, MADV_COLD), (jeq, 1, 0, MADV_PAGEOUT),
+        (ret, 0, 0, allow), (ret, 0, 0, deny)]
+
+    class Instruction(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Instruction))]
+
+    code = (Instruction * len(program))(*[Instruction(*i) for i in program])
+    check_call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "setting no-new-privileges")
+    check_call(libc.prctl(PR_SET_SECCOMP, 2, ctypes.byref(Program(len(program), code)), 0, 0),
+               "installing the seccomp filter")
 
 
 def _prepare_child(request: dict, uid: int | None) -> None:
@@ -309,11 +383,13 @@ def _prepare_child(request: dict, uid: int | None) -> None:
 
 class _Meter:
     """What a submission's process uses during one measured call, read from outside it: by
-    the zygote, its parent, which runs none of the student's code. Nothing the process does
-    to itself (a replaced probe, patched modules, a forged reply) changes these numbers.
+    the zygote, its parent, which runs none of the student's code, through files the process
+    opened for it before its first cell (_seal). Nothing the process does to itself (a
+    replaced probe, patched modules, a forged reply, its own clear_refs) changes them.
 
     * `rise`: how far its peak resident memory rose (memory it newly touched, even if freed
-      before the call returned);
+      before the call returned); the grader takes the larger of it and the rise of the
+      kernel's count of everything the sandbox holds (host.MemoryCounter), where it has one;
     * `touched`: the most memory of its own it had touched at once since the call started
       (probes.own_touched_bytes: shared pages, code and the allocator's heap traffic left
       out), so a buffer made before the call and filled during it counts, and so does one
@@ -321,52 +397,53 @@ class _Meter:
       count taken when that total has grown by 8 MiB since the last full count (at most
       every 25 ms) and at the end; plus what the call added to its temporary file systems
       (/scratch, /dev/shm: memory too);
-    * `started`: processes the submission started meanwhile (a forked child's memory is not
-      the process's: a measured call may start none), seen in /proc at every sample: new
-      processes of the submission's uid as root (the sandbox's own processes are root's),
-      any new process without root (such a sandbox holds one submission). Threads share the
-      process's memory, so they are measured, and may start (OpenBLAS's do).
-    As root, the zygote reads the child's /proc files as the child's uid and gid (its
-    effective ones, for the moment of the read): as their owner, with no capability."""
+    * `started`: processes the submission started meanwhile (a measured call may start none),
+      seen in /proc at every sample: new processes of the submission's uid as root (the
+      sandbox's own processes are root's), any new process without root (such a sandbox
+      holds one submission). Threads share the process's memory, so they are measured, and
+      may start (OpenBLAS's do).
+    Before measuring, every process the submission started earlier is ended
+    (processes.end_descendants): none shares a page with it, none serves the call through a pipe."""
 
     INTERVAL = 0.01
     FULL_EVERY, FULL_GROWTH = 0.025, 8 << 20
 
-    def __init__(self, pid: int, uid: int | None):
-        self.pid, self.uid, self.ok = pid, uid, True
+    def __init__(self, pid: int, uid: int | None, files: dict[str, int] | None):
+        self.pid, self.uid, self.files, self.ok = pid, uid, files or {}, files is not None
         self.touched = self.stored = 0
         self.total_at_full, self.full_at = 0, 0.0
-        self._as_child(lambda: (self._write("clear_refs", "1"), self._write("clear_refs", "5")))
+        from autograder.sandbox.processes import end_descendants
+
+        self.ok = self.ok and end_descendants(pid)
+        for code in (b"1", b"5"):       # referenced bits, then the peak resident memory
+            self._io(lambda: os.write(self.files["clear_refs"], code))
         self.hwm_start = self._hwm()
         self.known = self._processes()
         self.new: set[str] = set()
         self.stored_start = self._stored()
 
-    def _as_child(self, fn):
-        if self.uid is not None:
-            os.setegid(self.uid)
-            os.seteuid(self.uid)
+    def _io(self, fn):
         try:
             return fn()
-        except OSError:
+        except (OSError, KeyError):
             self.ok = False
             return None
-        finally:
-            if self.uid is not None:
-                os.seteuid(0)
-                os.setegid(0)
 
-    def _write(self, name: str, text: str) -> None:
-        fd = os.open(f"/proc/{self.pid}/{name}", os.O_WRONLY)
-        try:
-            os.write(fd, text.encode())
-        finally:
-            os.close(fd)
+    def _text(self, name: str) -> bytes | None:
+        def read():
+            fd = self.files[name]
+            os.lseek(fd, 0, os.SEEK_SET)
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        return self._io(read)
 
     def _field(self, name: str, field: str) -> int | None:
-        from autograder.probes import proc_bytes
+        from autograder.probes import field_bytes
 
-        value = self._as_child(lambda: proc_bytes(f"/proc/{self.pid}/{name}", field))
+        text = self._text(name)
+        value = None if text is None else field_bytes(text, field)
         if value is None:
             self.ok = False
         return value
@@ -394,25 +471,19 @@ class _Meter:
         return True
 
     def _stored(self) -> int:
-        """Bytes in the process's temporary file systems, as its own mounts show them."""
-        def used():
-            total = 0
-            for folder in (SCRATCH["root"], "/dev/shm"):
-                try:
-                    st = os.statvfs(f"/proc/{self.pid}/root{folder}")
-                    total += (st.f_blocks - st.f_bfree) * st.f_frsize
-                except OSError:
-                    pass
-            return total
-        return self._as_child(used) or 0
+        """Bytes in the process's temporary file systems (its own mounts, opened by it)."""
+        total = 0
+        for name in ("scratch", "shm"):
+            st = self._io(lambda: os.fstatvfs(self.files[name]))
+            if st is not None:
+                total += (st.f_blocks - st.f_bfree) * st.f_frsize
+        return total
 
     def _own_touched(self) -> int | None:
         from autograder.probes import own_touched_bytes, system_files
 
-        def read():
-            with open(f"/proc/{self.pid}/smaps", "rb") as f:
-                return own_touched_bytes(f.read(), system_files())
-        return self._as_child(read)
+        text = self._text("smaps")
+        return None if text is None else own_touched_bytes(text, system_files())
 
     def _full_count(self) -> None:
         own = self._own_touched()
@@ -440,7 +511,28 @@ class _Meter:
                 "touched": self.touched + max(0, self.stored - self.stored_start)}
 
 
-def _wait_metering(pid: int, meter: socket.socket | None, uid: int | None) -> int:
+def _meter_files(hand_over: socket.socket | None, timeout: float = 60) -> dict[str, int] | None:
+    """The files the submission's process handed over before its first cell (_seal), by name;
+    None when it ended or sent something else."""
+    if hand_over is None:
+        return None
+    names = (*METER_FILES, "scratch", "shm")
+    try:
+        hand_over.settimeout(timeout)
+        msg, fds, _flags, _addr = socket.recv_fds(hand_over, 64, len(names) + 1)
+    except OSError:
+        return None
+    finally:
+        hand_over.close()
+    if msg != b"meter" or len(fds) != len(names):
+        for fd in fds:
+            os.close(fd)
+        return None
+    return dict(zip(names, fds))
+
+
+def _wait_metering(pid: int, meter: socket.socket | None, uid: int | None,
+                   files: dict[str, int] | None = None) -> int:
     """Wait for the submission's process to end (its wait status); meanwhile answer the
     grader's meter socket: {"op": "mark"} starts measuring the process, {"op": "read"} ends
     it and answers with the numbers (_Meter)."""
@@ -448,6 +540,8 @@ def _wait_metering(pid: int, meter: socket.socket | None, uid: int | None) -> in
     import select
 
     if meter is None:
+        for fd in set((files or {}).values()):
+            os.close(fd)
         return os.waitpid(pid, 0)[1]
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
@@ -469,7 +563,7 @@ def _wait_metering(pid: int, meter: socket.socket | None, uid: int | None) -> in
                     measuring = None
                     continue
                 if op.get("op") == "mark":
-                    measuring = _Meter(pid, uid)
+                    measuring = _Meter(pid, uid, files)
                     reply = {"ok": measuring.ok}
                 else:
                     reply = measuring.read() if measuring else {"ok": False}
@@ -483,6 +577,8 @@ def _wait_metering(pid: int, meter: socket.socket | None, uid: int | None) -> in
     finally:
         os.close(pidfd)
         meter.close()
+        for fd in set((files or {}).values()):
+            os.close(fd)
 
 
 def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch") -> None:
@@ -508,6 +604,8 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
         uid = int(request["uid"]) if privileged else None
         conn = socket.socket(fileno=fds[0])
         meter = socket.socket(fileno=fds[1]) if len(fds) > 1 else None
+        # the submission's process hands the meter the files it reads through this pair (_seal)
+        ours_files, hand_over = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         if spaces is not None:
             spaces.next_child_in_a_new_one()
         pid = -1
@@ -518,18 +616,20 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
                 spaces.back()
         if pid == 0:
             control.close()
+            ours_files.close()
             if meter is not None:
                 meter.close()
             if spaces is not None:
                 os.close(spaces.own)
             code = 1
             try:
-                _submission(conn, request, uid, spaces is not None)
+                _submission(conn, request, uid, spaces is not None, hand_over)
                 code = 0
             finally:
                 os._exit(code)
         conn.close()
-        status = _wait_metering(pid, meter, uid)
+        hand_over.close()
+        status = _wait_metering(pid, meter, uid, _meter_files(ours_files))
         if not SCRATCH["sandboxed"]:
             _sweep_unsafe(pid, uid)
         code = _status_code(status)

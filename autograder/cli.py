@@ -68,13 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("release", help="generate exercises/ from solutions/ (nbgrader generate_assignment)",
-                       description="Regenerate the student notebooks in exercises/ from the instructor "
-                                   "notebooks in solutions/ with nbgrader generate_assignment.")
-    p.add_argument("assignments", nargs="*", help="assignment names such as 02_similarity")
-    p.add_argument("--all", action="store_true", help="every assignment in solutions/")
-    p.add_argument("--to", type=Path, metavar="FOLDER", help="write there instead of exercises/ (to compare)")
-    p.set_defaults(func=_cmd_release)
+    student = course.student_checker()      # a student repository: `check` only, no grading modules
+    if not student:
+        p = sub.add_parser("release", help="generate exercises/ from solutions/ (nbgrader generate_assignment)",
+                           description="Regenerate the student notebooks in exercises/ from the instructor "
+                                       "notebooks in solutions/ with nbgrader generate_assignment.")
+        p.add_argument("assignments", nargs="*", help="assignment names such as 02_similarity")
+        p.add_argument("--all", action="store_true", help="every assignment in solutions/")
+        p.add_argument("--to", type=Path, metavar="FOLDER", help="write there instead of exercises/ (to compare)")
+        p.set_defaults(func=_cmd_release)
 
     p = sub.add_parser("check", help="check your exercise notebook: its visible tests, as grading runs them",
                        description="A student's check: run the visible tests of an exercise notebook with "
@@ -93,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--submission", type=Path, help="with --hidden: take the answers from this trusted notebook")
     p.set_defaults(func=_cmd_check)
 
+    if student:
+        return parser
     from .export import add_export_parser
     from .grade.command import add_grade_parser
 

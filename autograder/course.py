@@ -9,6 +9,7 @@ student works in, and its course version from `autograder/COURSE_VERSION`.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -73,16 +74,20 @@ def tests_notebook(assignment: str) -> Path:
     return path
 
 
+@functools.cache
 def version() -> str:
-    """The course's version, 12 hex digits: a digest of every assignment's version as grading
-    computes it (`grade.course_version`: the instructor's notebook and the grader's code). A
-    student repository has neither: it carries the version it was made from (COURSE_VERSION)."""
+    """The course's version, 12 hex digits: a digest of what decides every grade, each
+    instructor's notebook and the grader's code (`grade.course_version`'s inputs, for every
+    assignment at once). A student repository has neither: it carries the version it was made
+    from (COURSE_VERSION). Computed once per process (a grading run shows it on every page)."""
     if VERSION_FILE.is_file():
         return VERSION_FILE.read_text(encoding="utf-8").strip()
-    from .grade import course_version
+    from .grade import grader_version
 
-    parts = [f"{name} {course_version(source_notebook(name))}" for name in assignments()]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
+    h = hashlib.sha256(grader_version().encode())
+    for name in assignments():
+        h.update(f"\n{name} ".encode() + hashlib.sha256(source_notebook(name).read_bytes()).digest())
+    return h.hexdigest()[:12]
 
 
 def nbgrader_env(extra: dict | None = None) -> dict:

@@ -288,3 +288,78 @@ def test_the_clone_checks_with_its_own_code(clone):
                           cwd="/", env=_env(), capture_output=True, text=True, check=True)
     assert proc.stdout.split() == [str(clone / "autograder"), "True"]
     assert (clone / "exercises" / "02_similarity" / "02_similarity.ipynb").is_file()   # the README's jupyter lab line
+
+
+# --------------------------------------------------------------------------------------
+# The course version: in every check (above), every feedback page, the term; a term's edition
+# --------------------------------------------------------------------------------------
+def test_the_course_version_is_a_digest_of_the_notebooks_and_the_grader(tmp_path, monkeypatch):
+    import hashlib
+
+    from autograder import course
+    from autograder.grade import grader_version
+
+    h = hashlib.sha256(grader_version().encode())
+    for chapter in sorted(p.parent.name for p in (ROOT / "solutions").glob("*/*.ipynb")):
+        h.update(f"\n{chapter} ".encode() + hashlib.sha256((ROOT / "solutions" / chapter / f"{chapter}.ipynb")
+                                                           .read_bytes()).digest())
+    assert course.version() == h.hexdigest()[:12]
+
+
+def test_a_feedback_page_names_the_course_version():
+    from autograder import course
+    from autograder.feedback import student_feedback
+
+    page = student_feedback({"assignment": "02_similarity", "student": "alice", "score": 1.0, "max_score": 2.0,
+                             "flags": [], "tests": [{"grade_id": "t", "description": "d", "points": 1.0,
+                                                     "max_points": 2.0, "passed": False, "message": "m",
+                                                     "hidden": False}]})
+    assert f"Course version {course.version()}." in page
+
+
+def test_the_term_records_its_first_version_and_names_a_change(tmp_path):
+    from autograder.workspace import Workspace
+
+    ws = Workspace(tmp_path / "grading", "02_similarity")
+    assert ws.term_version("aaaaaaaaaaaa") is None
+    assert (tmp_path / "grading" / "course-version").read_text() == "aaaaaaaaaaaa\n"
+    assert ws.term_version("aaaaaaaaaaaa") is None
+    note = ws.term_version("bbbbbbbbbbbb")
+    assert "grades under course version bbbbbbbbbbbb" in note and "first run graded under aaaaaaaaaaaa" in note
+    assert (tmp_path / "grading" / "course-version").read_text() == "aaaaaaaaaaaa\n"
+
+
+def test_an_edition_is_frozen_with_its_checksums(student_repo, tmp_path):
+    import hashlib
+    import tarfile
+
+    from autograder.course import CourseError
+    from autograder.edition import write_edition
+
+    html = tmp_path / "html"
+    (html / "_static").mkdir(parents=True)
+    (html / "index.html").write_text("<p>the book</p>")
+    (html / "_static" / "book.css").write_text("p{}")
+    pdf = tmp_path / "book.pdf"
+    pdf.write_bytes(b"%PDF-1.7 a book")
+    folder = write_edition(tmp_path / "edition", html, pdf, student_repo, "0123456789ab")
+    assert folder == tmp_path / "edition" / "0123456789ab"
+    manifest = json.loads((folder / "MANIFEST.json").read_text())
+    assert manifest["course_version"] == "0123456789ab"
+    assert set(manifest["files"]) == {"site.tar.gz", "book.pdf", "student-repo.tar.gz"}
+    for name, entry in manifest["files"].items():
+        data = (folder / name).read_bytes()
+        assert entry == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    assert all(not (p.stat().st_mode & 0o222) for p in [folder, *folder.iterdir()])
+    with tarfile.open(folder / "site.tar.gz") as tar:
+        assert sorted(tar.getnames()) == ["site/_static", "site/_static/book.css", "site/index.html"]
+    with tarfile.open(folder / "student-repo.tar.gz") as tar:
+        names = set(tar.getnames())
+    assert "student-repo/autograder/COURSE_VERSION" in names and not any("solutions" in n for n in names)
+    # the same inputs give the same archives (reproducible), and a written edition is never replaced
+    again = write_edition(tmp_path / "again", html, pdf, student_repo, "0123456789ab")
+    assert (again / "student-repo.tar.gz").read_bytes() == (folder / "student-repo.tar.gz").read_bytes()
+    with pytest.raises(CourseError, match="exists already"):
+        write_edition(tmp_path / "edition", html, pdf, student_repo, "0123456789ab")
+    with pytest.raises(CourseError, match="make pdf"):
+        write_edition(tmp_path / "other", html, tmp_path / "none.pdf", student_repo, "0123456789ab")

@@ -429,6 +429,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
             check_sandbox(unsafe)           # on a cluster, each worker checks its own (pool_dask.py)
         subs = collect(Path(submissions_path), assignment, scratch=scratch, roster=terms.roster)
         notes = list(subs.notes) + _lms_lateness(subs, terms)
+        notes += [line for line in [ws.term_version(course.version())] if line]
         unknown = [s for s in students if s not in {sub.student for sub in subs}
                    and not (terms.roster and s in terms.roster)]
         if unknown:

@@ -363,3 +363,18 @@ def test_an_edition_is_frozen_with_its_checksums(student_repo, tmp_path):
         write_edition(tmp_path / "edition", html, pdf, student_repo, "0123456789ab")
     with pytest.raises(CourseError, match="make pdf"):
         write_edition(tmp_path / "other", html, tmp_path / "none.pdf", student_repo, "0123456789ab")
+
+
+def test_the_books_footer_names_the_course_version(tmp_path):
+    """_ext/course_version.py, as the book loads it (_config.yml), in a one-page book of the same theme."""
+    from autograder import course
+
+    (tmp_path / "index.rst").write_text("A page\n======\n\nText.\n")
+    (tmp_path / "conf.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT / '_ext')!r})\n"
+                                      "extensions = ['course_version']\nhtml_theme = 'sphinx_book_theme'\n")
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", tmp_path, tmp_path / "out"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    footer = re.search(r'<div class="extra_footer">(.*?)</div>', (tmp_path / "out" / "index.html").read_text(), re.S)
+    assert footer and f"Course version {course.version()}" in footer.group(1)
+    assert "course_version: _ext" in (ROOT / "_config.yml").read_text()

@@ -80,7 +80,10 @@ def version() -> str:
     instructor's notebook and the grader's code (`grade.course_version`'s inputs, for every
     assignment at once). A student repository has neither: it carries the version it was made
     from (COURSE_VERSION). Computed once per process (a grading run shows it on every page)."""
-    if VERSION_FILE.is_file():
+    if student_checker():
+        if not VERSION_FILE.is_file():
+            raise CourseError(f"{VERSION_FILE} is missing: this student repository was not made by "
+                              f"`make student-repo`")
         return VERSION_FILE.read_text(encoding="utf-8").strip()
     from .grade import grader_version
 

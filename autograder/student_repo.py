@@ -92,7 +92,7 @@ def requirements_text(root: Path = course.ROOT) -> str:
     head = [
         "# What the exercises and `autograder check` need, pinned as the course's own environment.",
         "# Set up with `python3 install.py`, which installs PyTorch's CPU build first. By hand, on Linux:",
-        "#   pip install torch==VERSION --index-url https://download.pytorch.org/whl/cpu",
+        "#   pip install --no-deps torch==VERSION --index-url https://download.pytorch.org/whl/cpu",
         "# before `pip install -r requirements.txt` (PyPI's Linux wheel is the CUDA build: several GB of",
         "# NVIDIA libraries that no exercise uses). On macOS and Windows, PyPI's wheel is the CPU build.",
     ]

@@ -72,10 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     python = venv_python(args.venv)
     pip = [python, "-m", "pip", "install", "--disable-pip-version-check"]
     torch = torch_requirement()
-    if args.torch_index == "pypi":
-        run(*pip, torch)
-    else:
-        run(*pip, torch, "--index-url", args.torch_index)
+    # PyTorch alone from its index; its requirements, pinned in requirements.txt, from pip's own
+    where = [] if args.torch_index == "pypi" else ["--index-url", args.torch_index]
+    run(*pip, "--no-deps", torch, *where)
     run(*pip, "-r", HERE / "requirements.txt")
     # the checker, linked to this folder; built with the venv's setuptools where it has one
     # (Python 3.11's venv does), else in pip's isolated build environment

@@ -172,6 +172,10 @@ def test_the_student_repo_holds_the_checker_and_nothing_of_grading(student_repo)
     for heavy in ("jupyter-book", "sphinx", "playwright", "psycopg", "dask", "distributed", "nbgrader",
                   "sqlalchemy", "scikit-learn", "matplotlib"):
         assert heavy not in pins, heavy
+    torch = next(line for line in (student_repo / "requirements.txt").read_text().splitlines()
+                 if line.startswith("torch=="))
+    manual = f"pip install --no-deps {torch} --index-url https://download.pytorch.org/whl/cpu"
+    assert manual in (student_repo / "README.md").read_text() and manual in (student_repo / "requirements.txt").read_text()
     course_pins = {line.lower() for line in (ROOT / "requirements.txt").read_text().splitlines()}
     assert all(line.lower() in course_pins for line in (student_repo / "requirements.txt").read_text().splitlines()
                if line and not line.startswith("#"))

@@ -21,6 +21,10 @@ EPILOG = """examples:
   autograder check --hidden solutions/02_similarity/02_similarity.ipynb   all tests of a trusted notebook
 """
 
+STUDENT_EPILOG = """example:
+  autograder check exercises/02_similarity/02_similarity.ipynb   check your notebook (its visible tests)
+"""
+
 
 def _cmd_release(args) -> int:
     names = course.assignments() if args.all else args.assignments
@@ -61,14 +65,14 @@ def _check_hidden(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    student = course.student_checker()      # a student repository: `check` only, no grading modules
     parser = argparse.ArgumentParser(
         prog="autograder",
         description="Trusted grading for the course 'Attention, from first principles'. "
                     "nbgrader stays the system of record: scores go to its gradebook.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=STUDENT_EPILOG if student else EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    student = course.student_checker()      # a student repository: `check` only, no grading modules
     if not student:
         p = sub.add_parser("release", help="generate exercises/ from solutions/ (nbgrader generate_assignment)",
                            description="Regenerate the student notebooks in exercises/ from the instructor "

@@ -32,11 +32,10 @@ Only students graded from that LMS's download have one; the others are listed.
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 from pathlib import Path
 
-from . import course
+from . import course, spreadsheet
 from .deadlines import iso
 from .notebook import NotebookError, load_source
 from .workspace import Workspace
@@ -111,7 +110,7 @@ def _check_penalties_current(ws: Workspace, rows: list[dict], assignment: str) -
 
 def _canvas(rows, info, column: str) -> str:
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\r\n")
+    w = spreadsheet.writer(out, lineterminator="\r\n")
     w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", column])
     w.writerow(["    Points Possible", "", "", "", "", _num(info["max_score"])])
     for r in rows:
@@ -122,7 +121,7 @@ def _canvas(rows, info, column: str) -> str:
 
 def _moodle(rows, info, column: str) -> str:
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\r\n")
+    w = spreadsheet.writer(out, lineterminator="\r\n")
     w.writerow(["First name", "Last name", "ID number", "Email address", column])
     for r in rows:
         w.writerow([r["first_name"], r["last_name"], r["id"], r["email"], _num(r["score"])])
@@ -134,7 +133,7 @@ def _moodle_worksheet(rows, info, column: str) -> str:
         raise course.CourseError("the moodle-worksheet format needs Moodle's participant numbers: use Moodle's "
                                  "grading worksheet as the roster (roster in term.toml, or --roster)")
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\r\n")
+    w = spreadsheet.writer(out, lineterminator="\r\n")
     w.writerow(["Identifier", "Full name", "Email address", "Grade", "Maximum Grade", "Feedback comments"])
     for r in rows:
         if not r["lms_id"]:
@@ -152,7 +151,7 @@ def _csv(rows, info, column: str) -> str:
     from datetime import timezone
 
     out = io.StringIO()
-    w = csv.writer(out)
+    w = spreadsheet.writer(out)
     tests = list(info["tests"])
     w.writerow(["student_id", "last_name", "first_name", "email", "status", "timestamp", *tests,
                 "raw_score", "late_penalty", "score", "max_score"])

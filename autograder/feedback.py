@@ -47,6 +47,12 @@ def _late_note(result: dict) -> str:
     cost = (f"Late penalty: <strong>&minus;{penalty:g}</strong> ({html.escape(term['late_policy'])}), "
             f"from {term['raw_score']:g} to {term['score']:g}." if penalty else
             f"No points were deducted ({html.escape(term['late_policy'])}).")
+    if term.get("marked_late_by"):
+        # the LMS said "late" and no time: the time in the gradebook is the rule's, not the student's
+        lms = html.escape(term["marked_late_by"])
+        return (f"<div class='flags'><p>{lms} marked this submission <strong>late</strong> (after {due}); "
+                f"{lms} does not say by how much, so it counts as {duration(term['seconds_late'])} late.</p>"
+                f"<p>{cost}</p></div>")
     return (f"<div class='flags'><p>{when}, <strong>{duration(term['seconds_late'])} after</strong> {due}.</p>"
             f"<p>{cost}</p></div>")
 

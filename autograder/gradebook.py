@@ -310,6 +310,8 @@ def _write_scores(submission, notebook: str, names: dict[str, str], result: dict
     for nb in submission.notebooks:
         if nb.name != notebook:
             continue
+        if flag and result.get("digest") != result.get("replaces") and result.get("replaces") is not None:
+            _drop_manual(nb, names, result)
         for grade in nb.grades:
             auto = float(scores.get(names.get(grade.cell_id), 0.0))
             if grade.auto_score != auto:
@@ -318,6 +320,27 @@ def _write_scores(submission, notebook: str, names: dict[str, str], result: dict
                 grade.needs_manual_grade = False
         if flag:
             nb.flagged = bool(result["flags"])
+
+
+def _drop_manual(nb, names: dict[str, str], result: dict) -> None:
+    """A new notebook was graded for this student: scores, extra credit and comments set by
+    hand were given for the one it replaces, so they are taken out of the gradebook (never
+    carried silently onto other code) and kept in the result, `dropped_manual`, for the
+    instructor (the run names them)."""
+    scores, extra, comments = {}, {}, {}
+    for grade in nb.grades:
+        name = names.get(grade.cell_id, grade.cell_id)
+        if grade.manual_score is not None:
+            scores[name], grade.manual_score = float(grade.manual_score), None
+        if grade.extra_credit:
+            extra[name], grade.extra_credit = float(grade.extra_credit), None
+    for comment in nb.comments:
+        if comment.manual_comment and comment.manual_comment.strip():
+            comments[names.get(comment.cell_id, comment.cell_id)] = comment.manual_comment
+            comment.manual_comment = None
+    if scores or extra or comments:
+        result["dropped_manual"] = {"scores": scores, "extra_credit": extra, "comments": comments,
+                                    "replaced": result["replaces"]}
 
 
 def apply_late_policy(gb: Gradebook, assignment: str, notebook: str,

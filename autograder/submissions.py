@@ -41,6 +41,7 @@ from .lms import RESUBMITTED
 MAX_UNZIPPED = 2 << 30
 TIME_TXT, TIME_ZIP, TIME_MTIME = "timestamp.txt", "zip entry", "file mtime"
 TIME_CANVAS = "Canvas (LATE marker)"
+TIME_SAME = "none (the zip's times are all the same)"
 SAME_TIMES_SECONDS = 2
 SAFE_NAME = re.compile(r"^[^./\x00-\x1f\x7f][^/\x00-\x1f\x7f]{0,127}$")
 
@@ -244,6 +245,7 @@ class Collected(list):
     layout: str = "folders"
     notes: list[str]
     unmatched: list[str]
+    same_times: str | None = None    # the note that the zip's entry times were dropped (in notes)
 
     def __init__(self, subs=(), layout: str = "folders"):
         super().__init__(subs)
@@ -309,10 +311,11 @@ def _same_times(found: Collected, origin: str) -> None:
         from .deadlines import human
 
         for s in timed:
-            s.submitted_at, s.time_source = None, "none (the zip's times are all the same)"
-        found.notes.append(f"all {len(timed)} submission times in {origin} are the same ({human(first)}): "
-                           "that is when the zip was made, not when students submitted, so they are not "
-                           "used for lateness (give the submitted folder or the times from the LMS)")
+            s.submitted_at, s.time_source = None, TIME_SAME
+        found.same_times = (f"all {len(timed)} submission times in {origin} are the same ({human(first)}): "
+                            "that is when the zip was made, not when students submitted, so they are not "
+                            "used for lateness (give the submitted folder or the times from the LMS)")
+        found.notes.append(found.same_times)
 
 
 def _from_folders(path: Path, origin: str, assignment: str) -> Collected:

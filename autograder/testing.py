@@ -183,9 +183,8 @@ def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float =
     if dtype is not None and g.dtype != np.dtype(dtype):
         values = "its values are right" if np.all(_close_mask(g, e, max(rtol, 1e-4), max(atol, 1e-5))) \
             else "and its values differ from the reference too"
-        fail(f"{name} has dtype {g.dtype}, expected {np.dtype(dtype)}: keep the input's float "
-             f"precision; do not cast.", f"({values})",
-             f"{name} has the wrong dtype: keep the input's float precision; do not cast.")
+        fail(f"{name} has dtype {g.dtype}, expected {np.dtype(dtype)}: {_dtype_advice(g.dtype, np.dtype(dtype))}.",
+             f"({values})", f"{name} has the wrong dtype.")
     if not np.issubdtype(g.dtype, np.number) and g.dtype != np.bool_:
         fail(f"{name} has dtype {g.dtype}, not a numeric dtype.", public=f"{name} has the wrong dtype.")
     ok = _close_mask(g, e, rtol, atol)
@@ -208,6 +207,20 @@ def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float =
             else np.abs(g - e)
     max_err = float(np.nanmax(err)) if err.size and not np.all(np.isnan(err)) else float("nan")
     fail(differs, f"({len(bad)} of {g.size} entries, first at index {index}, largest error {max_err:.3g})", differs)
+
+
+def _dtype_advice(got: np.dtype, want: np.dtype) -> str:
+    """What most likely gave a result of dtype `got` where the contract asks for `want`."""
+    if want.kind == "f" and got.kind in "biu":
+        return ("the result is made of integers: compute in floating point (integer inputs, such as "
+                "lists of ints, are converted first: np.asarray(x, dtype=np.float64))")
+    if want.kind == "f" and got.kind == "f" and got.itemsize > want.itemsize:
+        return (f"the {want} input was promoted on the way: a NumPy float64 scalar or array in the "
+                f"computation (np.sqrt(d), np.float64(...), a float64 array) turns {want} into {got}; "
+                "use math.sqrt(d) or a constant of the input's dtype")
+    if want.kind == "f" and got.kind == "f":
+        return f"precision was lost: a cast, or a {got} array or constant, turned the {want} input into {got}"
+    return f"the contract asks for {want}"
 
 
 def expect_close(got: Any, expected: float, *, name: str = "result", rtol: float = 1e-6,

@@ -21,7 +21,6 @@ other student's files as they were, byte for byte and with their times.
 """
 from __future__ import annotations
 
-import csv
 import fcntl
 import hashlib
 import io
@@ -32,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from . import course
+from . import course, spreadsheet
 from .flags import messages
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -173,7 +172,7 @@ class Workspace:
         the score after any late penalty, then one column per test (its points, manual
         adjustments included), then how the score came about."""
         out = io.StringIO()
-        w = csv.writer(out)
+        w = spreadsheet.writer(out)
         w.writerow(["student", "name", "email", "assignment", "status", "score", "max_score", *tests,
                     "raw_score", "late_penalty", "submitted_at", "time_source", "due", "hours_late", "flags",
                     "comments"])

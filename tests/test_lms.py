@@ -601,6 +601,7 @@ def test_submission_times_from_the_lms_replace_a_zips_identical_times(tmp_path):
     # the worksheet's "Last modified (submission)" column, given as the times
     proc = ok(autograder("grade", A, download, "--workspace", ws, "--quiet", "--times", ws / "worksheet.csv"))
     assert "submission times from worksheet.csv for 2 of 2 submissions" in proc.stdout, proc.stdout
+    assert "are the same" not in proc.stdout, "the LMS's times replaced every one of them: no warning"
     rows = rows_of(ws / "reports" / A / "grades.csv")
     assert rows["zusman@example.org"]["status"] == "graded"          # 22:00 in Paris, before the day ended
     assert rows["zusman@example.org"]["submitted_at"] == "2025-03-14T21:00:00Z"

@@ -75,7 +75,7 @@ def clean_terminal(proc: subprocess.CompletedProcess) -> None:
     assert "warning" not in text.lower(), text[-3000:]
     for piece in proc.stderr.replace("\r", "\n").splitlines():
         assert piece.strip() == "" or piece.startswith("grading:"), f"unexpected stderr: {piece!r}"
-    prefixes = ("graded ", "regraded ", "mean score", "deadline:", "roster:", "not graded yet", "changed since graded", "grades:",
+    prefixes = ("graded ", "regraded ", "mean score", "deadline:", "roster:", "not graded yet", "changed since graded", "not in this download", "grades:",
                 "report:", "feedback:", "gradebook:")
     for line in proc.stdout.splitlines():
         assert line.startswith(prefixes), f"unexpected stdout: {line!r}"

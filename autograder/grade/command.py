@@ -56,6 +56,8 @@ def _cmd_grade(args) -> int:
         if summary["frozen"]:
             print(f"changed since graded, kept as they were (regrade them with --student): "
                   f"{_names(summary['frozen'])}")
+        if summary["absent"]:
+            print(f"not in this download, kept as graded before: {_names(summary['absent'])}")
     else:
         print(f"graded {summary['students']} submissions of {summary['assignment']} in {summary['seconds']} s "
               f"({summary['graded']} graded now with {summary['workers']} workers, {summary['reused']} unchanged "

@@ -27,7 +27,7 @@ from .phases import Phases
 from .pool import open_pool
 from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, source_imports
 from ..sandbox.host import Limits, bwrap_path, sandbox_problem
-from ..submissions import Submission, collect
+from ..submissions import TIME_SAME, Submission, collect
 from ..workspace import Workspace
 
 
@@ -138,6 +138,8 @@ def _term_block(result: dict, sub: Submission | None, terms, late: dict, standin
         "submitted_at": iso(sub.submitted_at) if sub else "",
         "submitted_at_text": human(sub.submitted_at) if sub else "",
         "time_source": (sub.time_source or "") if sub else "",
+        # Canvas's LATE marker, no time: submitted_at is the time the penalty is computed from
+        "marked_late_by": "Canvas" if sub is not None and sub.lms_late and sub.submitted_at is not None else "",
         "due": iso(due), "due_text": human(due),
         "extension_hours": round(extension.total_seconds() / 3600, 4) if extension else 0,
         "seconds_late": round(late["seconds_late"], 3),
@@ -429,6 +431,8 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
             check_sandbox(unsafe)           # on a cluster, each worker checks its own (pool_dask.py)
         subs = collect(Path(submissions_path), assignment, scratch=scratch, roster=terms.roster)
         notes = list(subs.notes) + _lms_lateness(subs, terms)
+        if subs.same_times in notes and all(s.time_source != TIME_SAME for s in subs):
+            notes.remove(subs.same_times)      # the LMS's own times replaced every one of them
         notes += [line for line in [ws.term_version(course.version())] if line]
         unknown = [s for s in students if s not in {sub.student for sub in subs}
                    and not (terms.roster and s in terms.roster)]
@@ -471,6 +475,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         ungraded: list[str] = []
         kept_accepted: list[str] = []
         data: dict[str, bytes | None] = {}
+        earlier: dict[str, str | None] = {}  # the digest of the notebook each student was graded on before
         todo = []
         for sub in subs:
             old = ws.load_result(sub.slug)
@@ -480,6 +485,8 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
             digest_now = digest(data[sub.student]) if data[sub.student] else None
             name = sub.notebook.name if sub.notebook else None
             same = old is not None and old.get("digest") == digest_now and old.get("notebook") == name
+            if old is not None:
+                earlier[sub.student] = old.get("digest")
             if partial and not (sub.student in students or (flagged and old is not None and _all_flags(old))):
                 # not chosen: never graded here. Its standing (penalty, manual scores) is brought
                 # up to date while the result fits the submission; else it stays as it was.
@@ -530,6 +537,8 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
             result["submission"] = _provenance(by_id[result["student"]])
             if partial and result["student"] in students:
                 result["accepted"] = True          # chosen by the instructor: a later run keeps it
+            # a manual score belongs to the notebook it was given for (gradebook._write_scores)
+            result["replaces"] = earlier.get(result["student"])
             ws.save_result(slugs[result["student"]], result)
             book.check()                    # a gradebook that cannot open stops the run here
             book.record_later(result, True)
@@ -565,12 +574,15 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         text = _autograded(source, done[sub.student], data.get(sub.student))
         if text is not None:
             ws.write_autograded(sub.slug, notebook_name, text)
+    absent: dict[str, dict] = {}      # partial regrade: graded earlier, not in this download
     if partial:
         # the rest of the class, graded in earlier runs, stays in grades.csv and the report
         for student, old in ws.stored_results():
             if student not in by_id and student not in done:
-                frozen[student] = old
-    submitted = {**frozen, **done}
+                absent[student] = old
+    dropped = {s: (done[s]["dropped_manual"], ws.results / f"{slugs[s]}.json")
+               for s in sorted(written) if done[s].get("dropped_manual")}
+    submitted = {**absent, **frozen, **done}
     missing = sorted(set(terms.roster or ()) - set(by_id) - set(submitted))
     rows = {s: submitted[s] for s in submitted}
     rows.update({s: _absent(s, assignment, source.max_score, terms, "missing") for s in missing})
@@ -586,7 +598,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
     terms_of = [(r.get("term") or {}) for r in graded_rows]
     return {
         "assignment": assignment, "students": len(subs), "graded": len(todo),
-        "reused": len(done) - len(todo), "frozen": sorted(frozen), "partial": partial,
+        "reused": len(done) - len(todo), "frozen": sorted(frozen), "absent": sorted(absent), "partial": partial,
         "kept": len(subs) - len(todo) - len(ungraded),
         "seconds": round(time.time() - started, 1),
         "workers": min(pool.size, len(todo)), "mean": sum(scores) / len(scores) if scores else 0.0,
@@ -600,11 +612,25 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         "regraded": sorted(t[0] for t in todo) if partial else [],
         "notes": ([f"kept the submission{'s' if len(kept_accepted) > 1 else ''} accepted earlier with --student "
                    f"(this download's is not newer): {', '.join(kept_accepted)}; take this one with --student"]
-                  if kept_accepted else []),
+                  if kept_accepted else []) + _dropped_notes(dropped),
         "deadline": terms.describe(), "roster": len(terms.roster) if terms.roster is not None else None,
         "grades_csv": str(csv_path), "report": str(report),
         "feedback_dir": str(ws.feedback_dir), "db_url": _safe_url(url),
     }
+
+
+def _dropped_notes(dropped: dict[str, tuple[dict, Path]]) -> list[str]:
+    """What the instructor set by hand for a notebook that has since been replaced: one line
+    per student, with what was set (kept in their result, under dropped_manual)."""
+    notes = []
+    for student, (what, path) in dropped.items():
+        said = [f"{test} {score:g}" for test, score in what.get("scores", {}).items()]
+        said += [f"{test} +{extra:g} extra credit" for test, extra in what.get("extra_credit", {}).items()]
+        said += [f"a comment on {cell}" for cell in what.get("comments", {})]
+        notes.append(f"{student} submitted a new notebook: what you set by hand in Formgrader for the earlier one "
+                     f"({'; '.join(said)}) is not carried over; set it again if it still applies "
+                     f"(kept in {path})")
+    return notes
 
 
 def _progress(total: int, quiet: bool):

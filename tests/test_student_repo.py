@@ -126,26 +126,31 @@ def student_repo(tmp_path_factory) -> Path:
     return build(tmp_path_factory.mktemp("build") / "student-repo")
 
 
-# Findings judged one by one: (a part of the finding, why). OVERLAPS give no answer away; KNOWN
-# do, and are not this change's to fix (the test fails on anything else, and marks these xfail).
+# Findings judged one by one: (the chapter, kind and line found, why). OVERLAPS give no answer
+# away; KNOWN do, and are not this change's to fix: the tests fail on anything else, and are
+# marked xfail, naming them, while a known one is found.
 OVERLAPS = {
-    "book/02_similarity.": "the book's softmax line `weights = np.exp(scores) / np.exp(scores).sum()` holds "
-                           "chapter 05's `weights = np.exp(scores)`",
-    "book/07_multi_head.": "the book's fused self-attention module declares `out_proj` as the graded class does; "
-                           "its forward (no mask, fused q, k, v) is not the exercise's",
+    "05_qkv: solution: weights = np.exp(scores)":
+        "book 02's softmax line `weights = np.exp(scores) / np.exp(scores).sum()` holds it",
+    "07_multi_head: solution: self.out_proj = torch.nn.Linear(d_model, d_model, bias=bias)":
+        "book 07's fused self-attention module declares out_proj as the graded class does; its forward "
+        "(no mask, fused q, k, v) is not the exercise's",
 }
 KNOWN = {
-    "07_multi_head.ipynb: 08_masking: solution: ": "chapter 07's setup cell (solutions/07_multi_head) carries "
-                                                   "lines of chapter 08's masked_softmax, and 07 is released first",
-    "book/11_vision.": "the book's chapter 11 shows patchify (in PyTorch) with the exercise's own reshape",
+    "08_masking: solution: scores = as_float_array(scores)": "chapter 07's setup cell (solutions/07_multi_head) "
+        "carries lines of chapter 08's masked_softmax, and 07 is released first",
+    "08_masking: solution: return exps / np.where(totals > 0, totals, 1.0)": "chapter 07's setup cell "
+        "(solutions/07_multi_head) carries lines of chapter 08's masked_softmax, and 07 is released first",
+    "11_vision: solution: return x.reshape(B, (H // p) * (W // p), C * p * p)":
+        "the book's chapter 11 shows patchify (in PyTorch) with the exercise's own reshape",
 }
 
 
 def judged(found: list[str]) -> None:
     """Fails on a finding that no entry explains; xfails, naming them, on known leaks."""
-    unexplained = [f for f in found if not any(k in f for k in [*OVERLAPS, *KNOWN])]
+    unexplained = [f for f in found if not any(f.endswith(": " + k) for k in [*OVERLAPS, *KNOWN])]
     assert unexplained == []
-    leaks = sorted({why for key, why in KNOWN.items() if any(key in f for f in found)})
+    leaks = sorted({why for key, why in KNOWN.items() if any(f.endswith(": " + key) for f in found)})
     if leaks:
         pytest.xfail("; ".join(leaks))
 
@@ -169,6 +174,15 @@ def test_no_solution_or_hidden_test_in_the_built_book():
     if not (html / "index.html").is_file():
         pytest.skip("the book is not built here (make book): nothing to search")
     judged(found_in(html))
+
+
+def test_no_solution_or_hidden_test_in_the_pdf(tmp_path):
+    pdf = ROOT / "_build" / "pdf" / "book.pdf"
+    if not pdf.is_file() or not shutil.which("pdftotext"):
+        pytest.skip("the PDF is not built here (make pdf), or pdftotext is missing: nothing to search")
+    (tmp_path / "pdf").mkdir()
+    subprocess.run(["pdftotext", pdf, tmp_path / "pdf" / "book.txt"], check=True, timeout=300)
+    judged(found_in(tmp_path / "pdf"))
 
 
 def test_the_student_repo_holds_the_checker_and_nothing_of_grading(student_repo):

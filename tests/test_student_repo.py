@@ -226,13 +226,19 @@ def linked_venv(folder: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", folder], check=True)
     ours = Path(sysconfig.get_path("purelib"))
     theirs = folder / ours.relative_to(sys.prefix)
+    def link(source, target):
+        try:
+            os.link(source, target, follow_symlinks=False)
+        except OSError:                      # another file system: a copy, slower
+            shutil.copy2(source, target, follow_symlinks=False)
+
     for entry in ours.iterdir():
         if "attention_course_autograder" in entry.name:
             continue
         if entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry, theirs / entry.name, symlinks=True, copy_function=os.link)
+            shutil.copytree(entry, theirs / entry.name, symlinks=True, copy_function=link)
         else:
-            os.link(entry, theirs / entry.name, follow_symlinks=False)
+            link(entry, theirs / entry.name)
 
 
 @pytest.fixture(scope="module")

@@ -65,6 +65,9 @@ def write_edition(out: Path, html: Path, pdf: Path, student_repo: Path, version:
         if not ok]
     if missing:
         raise course.CourseError("an edition needs " + "; ".join(missing))
+    if f"Course version {version}" not in (html / "index.html").read_text(encoding="utf-8", errors="replace"):
+        raise course.CourseError(f"the built book's footer does not show course version {version}: "
+                                 f"build it again (make book)")
     folder = out / version
     if folder.exists():
         raise course.CourseError(f"the edition of course version {version} exists already ({folder}): it is "

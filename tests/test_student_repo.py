@@ -382,7 +382,7 @@ def test_an_edition_is_frozen_with_its_checksums(student_repo, tmp_path):
 
     html = tmp_path / "html"
     (html / "_static").mkdir(parents=True)
-    (html / "index.html").write_text("<p>the book</p>")
+    (html / "index.html").write_text("<p>the book</p><p class='course-version'>Course version 0123456789ab</p>")
     (html / "_static" / "book.css").write_text("p{}")
     pdf = tmp_path / "book.pdf"
     pdf.write_bytes(b"%PDF-1.7 a book")
@@ -405,6 +405,8 @@ def test_an_edition_is_frozen_with_its_checksums(student_repo, tmp_path):
     assert (again / "student-repo.tar.gz").read_bytes() == (folder / "student-repo.tar.gz").read_bytes()
     with pytest.raises(CourseError, match="exists already"):
         write_edition(tmp_path / "edition", html, pdf, student_repo, "0123456789ab")
+    with pytest.raises(CourseError, match="does not show course version 0123456789ac"):
+        write_edition(tmp_path / "other", html, pdf, student_repo, "0123456789ac")
     with pytest.raises(CourseError, match="make pdf"):
         write_edition(tmp_path / "other", html, tmp_path / "none.pdf", student_repo, "0123456789ab")
 

@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import sys
@@ -65,9 +66,11 @@ def write_edition(out: Path, html: Path, pdf: Path, student_repo: Path, version:
         if not ok]
     if missing:
         raise course.CourseError("an edition needs " + "; ".join(missing))
-    if f"Course version {version}" not in (html / "index.html").read_text(encoding="utf-8", errors="replace"):
-        raise course.CourseError(f"the built book's footer does not show course version {version}: "
-                                 f"build it again (make book)")
+    shown = {m for page in html.rglob("*.html")
+             for m in re.findall(r"Course version ([0-9a-f]+)", page.read_text(encoding="utf-8", errors="replace"))}
+    if shown != {version}:
+        raise course.CourseError(f"the built book's footers show course version {', '.join(sorted(shown)) or 'none'}, "
+                                 f"not {version}: build it again (make book)")
     folder = out / version
     if folder.exists():
         raise course.CourseError(f"the edition of course version {version} exists already ({folder}): it is "

@@ -382,7 +382,9 @@ def test_an_edition_is_frozen_with_its_checksums(student_repo, tmp_path):
 
     html = tmp_path / "html"
     (html / "_static").mkdir(parents=True)
-    (html / "index.html").write_text("<p>the book</p><p class='course-version'>Course version 0123456789ab</p>")
+    (html / "index.html").write_text("<meta http-equiv='Refresh' content='0; url=book/intro.html'>")
+    (html / "book").mkdir()
+    (html / "book" / "intro.html").write_text("<p>the book</p><p class='course-version'>Course version 0123456789ab</p>")
     (html / "_static" / "book.css").write_text("p{}")
     pdf = tmp_path / "book.pdf"
     pdf.write_bytes(b"%PDF-1.7 a book")
@@ -396,7 +398,8 @@ def test_an_edition_is_frozen_with_its_checksums(student_repo, tmp_path):
         assert entry == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     assert all(not (p.stat().st_mode & 0o222) for p in [folder, *folder.iterdir()])
     with tarfile.open(folder / "site.tar.gz") as tar:
-        assert sorted(tar.getnames()) == ["site/_static", "site/_static/book.css", "site/index.html"]
+        assert sorted(tar.getnames()) == ["site/_static", "site/_static/book.css", "site/book", "site/book/intro.html",
+                                          "site/index.html"]
     with tarfile.open(folder / "student-repo.tar.gz") as tar:
         names = set(tar.getnames())
     assert "student-repo/autograder/COURSE_VERSION" in names and not any("solutions" in n for n in names)
@@ -405,7 +408,7 @@ def test_an_edition_is_frozen_with_its_checksums(student_repo, tmp_path):
     assert (again / "student-repo.tar.gz").read_bytes() == (folder / "student-repo.tar.gz").read_bytes()
     with pytest.raises(CourseError, match="exists already"):
         write_edition(tmp_path / "edition", html, pdf, student_repo, "0123456789ab")
-    with pytest.raises(CourseError, match="does not show course version 0123456789ac"):
+    with pytest.raises(CourseError, match="footers show course version 0123456789ab, not 0123456789ac"):
         write_edition(tmp_path / "other", html, pdf, student_repo, "0123456789ac")
     with pytest.raises(CourseError, match="make pdf"):
         write_edition(tmp_path / "other", html, tmp_path / "none.pdf", student_repo, "0123456789ab")

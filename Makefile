@@ -6,6 +6,8 @@
 #   make mathjax2   fetch MathJax 2 for Formgrader's pages (`autograder formgrade` refuses without it)
 #   make browser    install Debian's Chromium for the browser tests (tests/test_browser.py)
 #   make pdf        the whole book as one PDF, _build/pdf/book.pdf (printed by Chromium, offline)
+#   make student-repo  the repository students clone, _build/student-repo (no solution, no hidden test)
+#   make edition    a term's edition, frozen: site, PDF, student repository, manifest (_build/edition/VERSION)
 # Both main targets create .venv from requirements.txt when it is missing or stale.
 
 PYTHON ?= python3.11
@@ -17,7 +19,8 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export JUPYTER_CONFIG_PATH := $(abspath autograder)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test exercises sandbox browser poppler pdf mathjax mathjax2 postgresql bench-grading bytecode clean venv
+.PHONY: book test exercises sandbox browser poppler pdf mathjax mathjax2 postgresql bench-grading bytecode clean venv \
+        student-repo student-setup-size edition
 
 venv: $(STAMP)
 
@@ -120,6 +123,25 @@ test: $(STAMP) bytecode sandbox browser poppler mathjax mathjax2 postgresql
 
 exercises: $(STAMP) bytecode
 	$(BIN)/python -m autograder release --all
+
+# The repository students clone: exercises, the checker, its set-up (autograder/student_repo.py).
+student-repo: $(STAMP)
+	$(BIN)/python -m autograder.student_repo
+
+# A student's set-up, measured: the student repository's install.py in a fresh copy of it, with a
+# new .venv (pip's cache as it is), then a first check. PyTorch from its CPU index by default;
+# STUDENT_TORCH_INDEX=pypi where pip's own index serves the CPU build (as here).
+STUDENT_TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+student-setup-size: student-repo
+	rm -rf _build/student-setup && cp -r _build/student-repo _build/student-setup
+	cd _build/student-setup && $(PYTHON) install.py --torch-index $(STUDENT_TORCH_INDEX)
+	cd _build/student-setup && .venv/bin/python -c "import subprocess, time; t = time.monotonic(); \
+	  subprocess.run(['.venv/bin/autograder', 'check', 'exercises/02_similarity/02_similarity.ipynb'], capture_output=True); \
+	  print(f'first check of an untouched notebook: {time.monotonic() - t:.1f} s')"
+
+# What a term hands out, frozen under the course version (autograder/edition.py).
+edition: book pdf student-repo
+	$(BIN)/python -m autograder.edition
 
 bench-grading: $(STAMP) bytecode sandbox
 	$(BIN)/python -m autograder.bench

@@ -3,7 +3,8 @@
 Two uses, two functions:
 
 * `check_student` (`autograder check NOTEBOOK`): a student's copy of an exercise. Its
-  *visible* tests only (the hidden parts are stripped), with the published inputs (no
+  *visible* tests only (the hidden parts are stripped; in a student repository, which has
+  no solutions, they come from the released notebook), with the published inputs (no
   grading secret), through the same path as grading: the student's code runs in the
   sandbox where bubblewrap works, otherwise in a plain child process; the tests run here.
   So the student sees the numbers of their own notebook.
@@ -53,6 +54,7 @@ class StudentCheck:
     where: str                                   # one line: how the student's code ran
     results: list[TestResult]
     notes: list[str] = field(default_factory=list)   # flags the student may see
+    version: str = ""                            # the course's version (course.version)
 
     @property
     def score(self) -> float:
@@ -82,8 +84,8 @@ def recognise_assignment(nb, name: str = "notebook") -> str:
     """The assignment a notebook belongs to: the one whose answer and test ids it shares most."""
     ids = assignment_ids(nb)
     best, overlap = None, 0
-    for assignment in course.assignments():
-        shared = len(ids & _grade_ids(course.source_notebook(assignment)))
+    for assignment in course.checked_assignments():
+        shared = len(ids & _grade_ids(course.tests_notebook(assignment)))
         if shared > overlap:
             best, overlap = assignment, shared
     if best is None:
@@ -157,7 +159,7 @@ def check_student(notebook: str | Path, assignment: str | None = None, *,
     data, _ = read_submission(path)       # a notebook with huge outputs is read without them
     nb = parse_notebook(data, path.name)
     assignment = assignment or recognise_assignment(nb, path.name)
-    source_path = course.source_notebook(assignment)
+    source_path = course.tests_notebook(assignment)
     template = _template(no_sandbox, source_imports(source_path))
     source = visible_only(load_source(source_path))
     box, why = _launch(no_sandbox, source.imports, template)
@@ -178,7 +180,7 @@ def check_student(notebook: str | Path, assignment: str | None = None, *,
             template.close()
     results = [TestResult(**t) for t in record["tests"]]
     notes = [f["message"] for f in record["flags"] if f["student_visible"]]
-    return StudentCheck(assignment, where, results, notes)
+    return StudentCheck(assignment, where, results, notes, course.version())
 
 
 def format_table(check: StudentCheck, width: int | None = None) -> str:
@@ -188,7 +190,8 @@ def format_table(check: StudentCheck, width: int | None = None) -> str:
     head = ("test", "points", "result", "message")
     widths = [max(len(head[i]), *(len(row[i]) for row in rows)) for i in range(3)]
     line = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths + [0])).rstrip()  # noqa: E731
-    out = [f"{check.assignment}: visible tests, published inputs; {check.where}", "",
+    out = [f"{check.assignment}: visible tests, published inputs; {check.where}",
+           f"course version {check.version}", "",
            line(head), line(["-" * w for w in widths] + ["-" * 7])]
     out += [line(row) for row in rows]
     out += ["", f"total {check.score:g}/{check.max_score:g} visible points"

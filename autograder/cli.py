@@ -21,6 +21,10 @@ EPILOG = """examples:
   autograder check --hidden solutions/02_similarity/02_similarity.ipynb   all tests of a trusted notebook
 """
 
+STUDENT_EPILOG = """example:
+  autograder check exercises/02_similarity/02_similarity.ipynb   check your notebook (its visible tests)
+"""
+
 
 def _cmd_release(args) -> int:
     names = course.assignments() if args.all else args.assignments
@@ -61,20 +65,22 @@ def _check_hidden(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    student = course.student_checker()      # a student repository: `check` only, no grading modules
     parser = argparse.ArgumentParser(
         prog="autograder",
         description="Trusted grading for the course 'Attention, from first principles'. "
                     "nbgrader stays the system of record: scores go to its gradebook.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=STUDENT_EPILOG if student else EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("release", help="generate exercises/ from solutions/ (nbgrader generate_assignment)",
-                       description="Regenerate the student notebooks in exercises/ from the instructor "
-                                   "notebooks in solutions/ with nbgrader generate_assignment.")
-    p.add_argument("assignments", nargs="*", help="assignment names such as 02_similarity")
-    p.add_argument("--all", action="store_true", help="every assignment in solutions/")
-    p.add_argument("--to", type=Path, metavar="FOLDER", help="write there instead of exercises/ (to compare)")
-    p.set_defaults(func=_cmd_release)
+    if not student:
+        p = sub.add_parser("release", help="generate exercises/ from solutions/ (nbgrader generate_assignment)",
+                           description="Regenerate the student notebooks in exercises/ from the instructor "
+                                       "notebooks in solutions/ with nbgrader generate_assignment.")
+        p.add_argument("assignments", nargs="*", help="assignment names such as 02_similarity")
+        p.add_argument("--all", action="store_true", help="every assignment in solutions/")
+        p.add_argument("--to", type=Path, metavar="FOLDER", help="write there instead of exercises/ (to compare)")
+        p.set_defaults(func=_cmd_release)
 
     p = sub.add_parser("check", help="check your exercise notebook: its visible tests, as grading runs them",
                        description="A student's check: run the visible tests of an exercise notebook with "
@@ -93,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--submission", type=Path, help="with --hidden: take the answers from this trusted notebook")
     p.set_defaults(func=_cmd_check)
 
+    if student:
+        return parser
     from .export import add_export_parser
     from .grade.command import add_grade_parser
 

@@ -10,6 +10,8 @@ deadline that applied and any late penalty.
 from __future__ import annotations
 
 import html
+
+from . import course
 from .flags import messages
 
 STYLE = """
@@ -88,7 +90,8 @@ def student_feedback(result: dict) -> str:
             f"{_late_note(result)}{said}{flags}"
             "<table><tr><th>test</th><th>points</th><th>result</th><th>what to look at</th></tr>"
             + "".join(rows) + "</table><p class='muted'>Hidden tests check other shapes and edge cases; "
-            "at grading time every test draws fresh inputs.</p>")
+            "at grading time every test draws fresh inputs.</p>"
+            f"<p class='muted'>Course version {html.escape(course.version())}.</p>")
     return _page(f"Feedback: {result['assignment']}", body)
 
 

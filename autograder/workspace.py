@@ -110,6 +110,19 @@ class Workspace:
                 f.write(secrets.token_hex(32))
         return path.read_text().strip()
 
+    def term_version(self, version: str) -> str | None:
+        """The course version the term's first run graded under, written then (`course-version`
+        in the workspace); for a later run under another version, the line that says so."""
+        path = self.root / "course-version"
+        if not path.exists():
+            write_atomic(path, version + "\n", durable=True)
+            return None
+        first = path.read_text(encoding="utf-8").strip()
+        if first == version:
+            return None
+        return (f"this run grades under course version {version}, but the term's first run graded under {first} "
+                f"({path.name} in the workspace): the instructor's notebooks or the grader changed since")
+
     def default_db_url(self) -> str:
         return f"sqlite:///{self.root / 'gradebook.db'}"
 

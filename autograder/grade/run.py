@@ -429,6 +429,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
         notes = list(subs.notes) + _lms_lateness(subs, terms)
         if subs.same_times in notes and all(s.time_source != TIME_SAME for s in subs):
             notes.remove(subs.same_times)      # the LMS's own times replaced every one of them
+        notes += [line for line in [ws.term_version(course.version())] if line]
         unknown = [s for s in students if s not in {sub.student for sub in subs}
                    and not (terms.roster and s in terms.roster)]
         if unknown:

@@ -283,6 +283,12 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "attention not scaled (own multi-head attention)": _block(setup='''
     def multi_head_attention(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads, mask=None,
                              b_q=None, b_k=None, b_v=None, b_o=None):
+        def split_heads(X, h):
+            return np.swapaxes(X.reshape(*X.shape[:-1], h, -1), -2, -3)          # (..., h, n, d_head)
+
+        def merge_heads(X):
+            return np.swapaxes(X, -2, -3).reshape(*X.shape[:-3], X.shape[-2], -1)  # (..., n, d_model)
+
         q = split_heads(x_q @ W_q + b_q, num_heads)
         k = split_heads(x_kv @ W_k + b_k, num_heads)
         v = split_heads(x_kv @ W_v + b_v, num_heads)

@@ -137,10 +137,6 @@ OVERLAPS = {
         "(no mask, fused q, k, v) is not the exercise's",
 }
 KNOWN = {
-    "08_masking: solution: scores = as_float_array(scores)": "chapter 07's setup cell (solutions/07_multi_head) "
-        "carries lines of chapter 08's masked_softmax, and 07 is released first",
-    "08_masking: solution: return exps / np.where(totals > 0, totals, 1.0)": "chapter 07's setup cell "
-        "(solutions/07_multi_head) carries lines of chapter 08's masked_softmax, and 07 is released first",
     "11_vision: solution: return x.reshape(B, (H // p) * (W // p), C * p * p)":
         "the book's chapter 11 shows patchify (in PyTorch) with the exercise's own reshape",
 }

@@ -1,4 +1,5 @@
-"""The book reads offline: drop sphinx-thebe's scripts from every page; MathJax on every page;
+"""The book reads offline: drop sphinx-thebe's scripts from every page; MathJax on the pages with
+mathematics, once a formula is near; the theme's icons from its icon font, not its 1.5 MB script;
 each chapter's executed notebook in the theme's download menu. The book on every screen: the
 theme's sidebar buttons work on phones and desktops, nothing is wider than a phone, code fits
 the column, every figure opens full size, the download menu offers the exercise notebook and
@@ -10,6 +11,7 @@ error on every page). The book has no Binder kernel to launch, so thebe has noth
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -27,10 +29,19 @@ def _is_thebe(asset) -> bool:
     return "thebe" in filename or "THEBE_JS_URL" in body
 
 
+def _is_design(asset) -> bool:
+    filename = str(getattr(asset, "filename", asset) or "")
+    return "sphinx-design" in filename or "design-tabs" in filename
+
+
 def _drop_thebe(app, pagename, templatename, context, doctree):
+    """No thebe; and sphinx-design's stylesheet and script (62 kB) only on a page that uses
+    its components (Jupyter Book loads sphinx-design on every page; the book uses none)."""
+    design = 'class="sd-' in context.get("body", "") or " sd-" in context.get("body", "")
     for key in ("script_files", "css_files"):
         if key in context:
-            context[key] = [asset for asset in context[key] if not _is_thebe(asset)]
+            context[key] = [asset for asset in context[key]
+                            if not _is_thebe(asset) and (design or not _is_design(asset))]
 
 
 def _offer_notebook(app, pagename, templatename, context, doctree):
@@ -46,12 +57,35 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
 
 
 # A cell's figure (an image under _images/ not already in a link) becomes a link to the image
-# file itself: a reader opens it full size (a phone shows it 358 px wide). A wide one (several
-# panels, drawn 700 px or wider) is marked: on a phone it keeps 600 px and scrolls sideways in
-# its own box (book-screens.css), so its labels stay about 9 px instead of 5.
-WIDE_FIGURE_PX = 700
-_STYLE_WIDTH = re.compile(r'style="width:\s*(\d+)px')
+# file itself: a reader opens it full size. A figure whose text a phone's 358 px column would
+# shrink under 9 px carries a phone version (_ext/figure_text.py draws it into the output's
+# metadata; _phone_versions renders it as a second image): the two become one <picture>, which
+# serves the phone version below PHONE_MAX_PX and the figure as drawn above it. The browser
+# loads only the one it shows, and only when it is scrolled near (loading="lazy").
+PHONE_MAX_PX = 640
 _IMAGE = re.compile(r'(<a\b[^>]*>\s*)?(<img\b[^>]*\bsrc="([^"]*_images/[^"]+)"[^>]*>)')
+_LINKED = re.compile(r'(<a\b[^>]*>)\s*(<img\b[^>]*>)\s*</a>')
+_PAIR = re.compile(_LINKED.pattern.replace("<img\\b", "<img\\b(?=[^>]*\\bfigure-desktop\\b)", 1)
+                   + r"\s*" + _LINKED.pattern.replace("<img\\b", "<img\\b(?=[^>]*\\bfigure-phone\\b)", 1))
+_ATTRIBUTE = r'\b{}="([^"]*)"'
+
+
+def _lazy(img: str, builder: str = "html") -> str:
+    """A figure loads when it is scrolled near; not in the single page printed as the PDF."""
+    if builder != "html" or "loading=" in img:
+        return img
+    return img.replace("<img ", '<img loading="lazy" decoding="async" ', 1)
+
+
+def _picture(match) -> str:
+    """A desktop figure and its phone version (each already a link to its file): one link, to
+    the figure as drawn, around a <picture> of both."""
+    link, desktop, phone = match.group(1), match.group(2), match.group(4)
+    src = re.search(_ATTRIBUTE.format("src"), phone).group(1)
+    size = re.search(r"width:\s*(\d+)px;\s*height:\s*(\d+)px", phone)
+    dims = f' width="{size.group(1)}" height="{size.group(2)}"' if size else ""
+    return (f'{link}<picture class="figure-by-width"><source media="(max-width: {PHONE_MAX_PX}px)" '
+            f'srcset="{src} 2x"{dims}>{desktop}</picture></a>')
 
 
 def _link_images(app, pagename, templatename, context, doctree):
@@ -59,14 +93,41 @@ def _link_images(app, pagename, templatename, context, doctree):
         return
 
     def wrap(match):
-        width = _STYLE_WIDTH.search(match.group(2))
-        wide = " figure-wide" if width and int(width.group(1)) >= WIDE_FIGURE_PX else ""
+        img = _lazy(match.group(2), app.builder.name)
         if match.group(1):          # already a link (Sphinx links a scaled figure to its file)
-            return match.group(1).replace('class="', f'class="figure-full-size{wide} ', 1) + match.group(2)
-        return (f'<a class="figure-full-size{wide}" href="{match.group(3)}" '
-                f'title="Open the figure full size">{match.group(2)}</a>')
+            return match.group(1).replace('class="', 'class="figure-full-size ', 1) + img
+        return (f'<a class="figure-full-size" href="{match.group(3)}" '
+                f'title="Open the figure full size">{img}</a>')
 
-    context["body"] = _TEX_IN_REF.sub(_typeset_ref, _IMAGE.sub(wrap, context["body"]))
+    body = _IMAGE.sub(wrap, context["body"])
+    context["body"] = _TEX_IN_REF.sub(_typeset_ref, _PAIR.sub(_picture, body))
+
+
+def _phone_versions() -> None:
+    """MyST-NB renders an image output as one image node; an output whose metadata carries a
+    phone version (figure_text.py) renders as two, the figure (class figure-desktop) then its
+    phone version (figure-phone), both written to _images by MyST-NB itself."""
+    from dataclasses import replace
+
+    from myst_nb.core.render import NbElementRenderer
+
+    render_image = NbElementRenderer.render_image
+    if getattr(render_image, "_phone_versions", False):
+        return
+
+    def with_phone_version(self, data):
+        rendered = render_image(self, data)
+        phone = data.output_metadata.get(data.mime_type, {}).get("phone") if data.mime_type == "image/png" else None
+        if not phone or len(rendered) != 1:
+            return rendered
+        size = {key: str(phone[key]) for key in ("width", "height") if phone.get(key)}
+        phone_nodes = render_image(self, replace(data, content=phone["png"], output_metadata={data.mime_type: size}))
+        rendered[0]["classes"].append("figure-desktop")
+        phone_nodes[0]["classes"].append("figure-phone")
+        return rendered + phone_nodes
+
+    with_phone_version._phone_versions = True
+    NbElementRenderer.render_image = with_phone_version
 
 
 # A {ref} to a section whose title has mathematics ("Scaling: why attention divides by
@@ -125,8 +186,57 @@ class SelfCheckSolutions(SphinxPostTransform):
                     text.parent.replace(text, nodes.Text(" Self-check " + text.astext()[len(" Exercise "):]))
 
 
+# MathJax (0.76 MB of script, and its fonts) loads when the first formula comes within half a
+# screen of the window, not with every page that has a formula somewhere (issue 38): MathJax
+# then typesets the whole page. Where formulas are in the first screen it loads at once. The
+# page printed as the PDF (singlehtml) loads it as before.
+_LAZY_MATHJAX = """(function () {
+  "use strict";
+  var src = %s, loaded = false;
+  function load() {
+    if (loaded) return;
+    loaded = true;
+    var script = document.createElement("script");
+    script.src = src;
+    script.defer = true;
+    document.head.appendChild(script);
+  }
+  window.bookLoadMathJax = load;
+  function watch() {
+    var formulas = document.querySelectorAll(".math");
+    if (!formulas.length) return;
+    if (!("IntersectionObserver" in window)) return load();
+    var seen = new IntersectionObserver(function (entries) {
+      if (entries.some(function (e) { return e.isIntersecting; })) { seen.disconnect(); load(); }
+    }, {rootMargin: "0px 0px 50%% 0px"});
+    formulas.forEach(function (f) { seen.observe(f); });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
+  else watch();
+})();"""
+
+
+def _lazy_mathjax(app, pagename, templatename, context, doctree):
+    if app.builder.name != "html" or "script_files" not in context:
+        return
+    scripts = []
+    for script in context["script_files"]:
+        filename = str(getattr(script, "filename", script) or "")
+        if filename in (app.config.mathjax_path, "_static/" + app.config.mathjax_path):
+            url = context["pathto"]("_static/" + app.config.mathjax_path, 1)
+            script = type(script)("", priority=getattr(script, "priority", 500),
+                                  body=_LAZY_MATHJAX % json.dumps(url))
+        scripts.append(script)
+    context["script_files"] = scripts
+
+
 def _static(app):
     app.config.html_static_path.append(str(HERE / "static"))
+
+
+def _templates(app, config):
+    """templates/static/webpack-macros.html: the theme's assets without fontawesome.js."""
+    config.templates_path = [*config.templates_path, str(HERE / "templates")]
 
 
 def _kernel_probe(app):
@@ -175,6 +285,7 @@ _round_brackets()
 
 def setup(app):
     _kernel_probe(app)
+    _phone_versions()
     app.connect("builder-inited", _static)
     app.add_post_transform(SelfCheckSolutions)
     # The whole-book PDF prints the single-page build (book_pdf.py): MyST-NB's hidden cells
@@ -189,10 +300,11 @@ def setup(app):
     app.connect("html-page-context", _download_menu, priority=600)
     app.connect("html-page-context", _link_images, priority=600)
     app.connect("build-finished", _copy_pdf)
-    # MathJax on every page, not only on pages with equations: the sidebar's chapter titles carry
-    # mathematics too (chapter 06), and the search and index pages would show them as raw TeX.
-    app.set_html_assets_policy("always")
+    # MathJax only on the pages with mathematics (Sphinx's default): the menu's chapter titles
+    # are plain text (Unicode, not TeX), so the search page and the references need none.
+    app.connect("config-inited", _templates)
     app.connect("html-page-context", _drop_thebe, priority=900)
+    app.connect("html-page-context", _lazy_mathjax, priority=950)
     # env_version: a new version re-reads and re-writes every page (not re-executes): raise it
     # when this file changes what the pages contain.
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 6}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 12}

@@ -149,7 +149,8 @@ def _png_figures(chapter: str):
         for output in cell.get("outputs", []):
             if "image/png" in output.get("data", {}):
                 shown += 1
-                yield name or f"figure {shown} (PNG output {shown})", output.get("metadata", {}).get("image/png", {})
+                meta = dict(output.get("metadata", {}).get("image/png", {}), png=output["data"]["image/png"])
+                yield name or f"figure {shown} (PNG output {shown})", meta
 
 
 @pytest.mark.parametrize("chapter", chapters())
@@ -182,29 +183,56 @@ def test_the_menu_reads_as_text(build):
         assert not raw, f"{page.name}: menu entries with raw TeX or Markdown: {raw}"
 
 
-PHONE_MIN_TEXT_PX = 6.0
+PHONE_MIN_TEXT_PX = 9.0
+PHONE_COLUMN_PX = 358  # the text column of a 390 px phone
 
 
-def _wide_figure_px() -> int:
-    """The width from which _ext/offline_book.py shows a figure 600 px wide on a phone."""
-    source = (ROOT / "_ext" / "offline_book.py").read_text()
-    return int(re.search(r"^WIDE_FIGURE_PX = (\d+)$", source, re.M).group(1))
+def _phone_text_px(meta: dict) -> tuple[float, int, str]:
+    """(smallest text in CSS px on a phone, the width the phone shows the figure at, which
+    version). A figure with a phone version (metadata `phone`, drawn by _ext/figure_text.py)
+    is shown as that; any other is shrunk from its width to at most the phone's column."""
+    phone = meta.get("phone")
+    if phone:
+        shown = min(phone["width"], PHONE_COLUMN_PX)
+        return phone["text_min_px"] * shown / phone["width"], shown, f"phone version, {phone['width']} px wide"
+    width = meta["css_width"]
+    shown = min(width, PHONE_COLUMN_PX)
+    return meta["text_min_px"] * shown / min(width, 688), shown, f"{width} px wide"
 
 
 @pytest.mark.parametrize("chapter", chapters())
 def test_figure_text_is_readable_on_a_phone(build, chapter):
-    """On a 390 px phone the column is about 358 px: a figure is shown that wide, or, if it is
-    wide (several panels), 600 px in a box of its own that scrolls sideways. Either way its
-    smallest text is at least 6 px (and the figure opens full size)."""
-    wide = _wide_figure_px()
+    """On a 390 px phone the column is 358 px: every figure is shown whole, at most that wide
+    (its phone version where it has one), and its smallest text is at least 9 px there."""
     small = []
     for name, meta in _png_figures(chapter):
-        width = meta["css_width"]
-        shown = 600 if width >= wide else min(width, 358)
-        px = meta["text_min_px"] * shown / min(width, 688)
+        px, shown, version = _phone_text_px(meta)
         if px < PHONE_MIN_TEXT_PX - 0.05:
-            small.append(f"{name}: {px:.1f} px ({width} px wide, shown {shown} px)")
+            small.append(f"{name}: {meta.get('phone', meta)['text_min']!r} is {px:.1f} px ({version}, shown {shown} px)")
     assert not small, f"{chapter}: text under {PHONE_MIN_TEXT_PX:.0f} px on a phone: " + "; ".join(small)
+
+
+@pytest.mark.parametrize("chapter", chapters())
+def test_phone_versions_are_what_the_page_serves_to_phones(build, chapter):
+    """Each phone version the chapter drew is the image its page serves below 640 px, in one
+    <picture> with the figure it stands for (which wider screens get)."""
+    import base64
+    import hashlib
+
+    soup = BeautifulSoup((HTML / "book" / f"{chapter}.html").read_text(), "html.parser")
+    pictures = {}
+    for picture in soup.select("div.cell_output picture"):
+        source, img = picture.select_one("source"), picture.select_one("img")
+        pictures[Path(img["src"]).stem] = (source.get("media", ""), Path(source["srcset"].split()[0]).stem)
+    for name, meta in _png_figures(chapter):
+        if "phone" not in meta:
+            continue
+        wide = hashlib.sha256(base64.b64decode(meta["png"])).hexdigest()
+        phone = hashlib.sha256(base64.b64decode(meta["phone"]["png"])).hexdigest()
+        assert wide in pictures, f"{chapter}: {name} has a phone version, but its page shows no <picture> for it"
+        media, served = pictures[wide]
+        assert served == phone and "max-width: 640px" in media, f"{chapter}: {name}: the page serves {served} ({media})"
+        assert (HTML / "_images" / f"{phone}.png").is_file()
 
 
 # The menu (sidebar) and the page titles are plain text: a title's TeX (d_k, \sqrt, $...$) is

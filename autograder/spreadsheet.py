@@ -32,13 +32,6 @@ def safe_cell(value):
     return text
 
 
-def is_formula(cell: str) -> bool:
-    """Whether a spreadsheet would read this CSV cell as a formula (the test of every file
-    the course writes uses it)."""
-    stripped = cell.lstrip(" \u00a0")
-    return bool(stripped) and stripped[0] in TRIGGERS and not _NUMBER.fullmatch(stripped)
-
-
 class writer:
     """csv.writer whose every row goes through `safe_cell`."""
 

@@ -99,8 +99,9 @@ def test_a_downloaded_notebook_without_the_course_says_so_in_one_sentence(tmp_pa
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
     assert len(lines) == 1, lines
     assert lines[0].startswith("This notebook needs the course's Python environment, and the module "
-                               "'autograder' is not installed here: clone the course's repository, run "
-                               "`make venv` in it"), lines[0]
+                               "'autograder' is not installed here: clone the course's student repository "
+                               "(its address is on your course's page), run `python3 install.py` "
+                               "in it"), lines[0]
     assert f"jupyter lab exercises/{A}/{A}.ipynb" in lines[0]
     assert "Traceback" not in lines[0] and "ModuleNotFoundError" not in lines[0]
 

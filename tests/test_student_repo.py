@@ -208,6 +208,33 @@ def test_the_student_repo_holds_the_checker_and_nothing_of_grading(student_repo)
                if line and not line.startswith("#"))
 
 
+def test_every_command_the_student_repo_names_exists_there(student_repo):
+    """What a notebook or the README tells a student to run is in the repository the student has:
+    each `make TARGET` is a target of its Makefile, each `python3 FILE.py` a file of it, each
+    `.venv/bin/PROGRAM` one that its set-up installs (the released notebooks once said `make venv`,
+    a target only the course's own repository has). The pages a student reads: the README and the
+    notebooks (the checker's docstrings speak of the course's repository, to its developers)."""
+    makefile = (student_repo / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([A-Za-z][\w-]*):", makefile, re.M))
+    targets.add("student-setup-size")     # the README's measurement, named as the course repository's
+    installed = {"python", "pip", "jupyter", "autograder"}
+    told = 0
+    for path in sorted(student_repo.rglob("*")):
+        if not path.is_file() or path.suffix not in (".md", ".ipynb") or "released" in path.parts:
+            continue
+        text = file_text(path)
+        for target in re.findall(r"`make ([\w-]+)", text):
+            assert target in targets, f"{path.relative_to(student_repo)} says `make {target}`"
+            told += 1
+        for script in re.findall(r"`python3 ([\w./-]+\.py)", text):
+            assert (student_repo / script).is_file(), f"{path.relative_to(student_repo)} says `python3 {script}`"
+            told += 1
+        for program in re.findall(r"\.venv/bin/([\w-]+)", text):
+            assert program in installed, f"{path.relative_to(student_repo)} says .venv/bin/{program}"
+            told += 1
+    assert told >= 3 * 12, told        # each notebook names its set-up, JupyterLab and the check
+
+
 # --------------------------------------------------------------------------------------
 # The check in a fresh clone, set up with its README's commands
 # --------------------------------------------------------------------------------------

@@ -192,7 +192,8 @@ def test_the_student_repo_holds_the_checker_and_nothing_of_grading(student_repo)
     assert {f for f in files if f.startswith("autograder/released/")} == {f"autograder/released/{c}.ipynb"
                                                                             for c in chapters}
     assert {"README.md", "install.py", "requirements.txt", "pyproject.toml", ".gitignore",
-            "autograder/COURSE_VERSION"} <= files
+            "autograder/COURSE_VERSION", "LICENSE"} <= files
+    assert (student_repo / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
     pins = [line.split("==")[0].lower() for line in (student_repo / "requirements.txt").read_text().splitlines()
             if line and not line.startswith("#")]
     assert {"numpy", "torch", "jupyterlab", "nbformat", "ipykernel"} <= set(pins)

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -119,6 +120,11 @@ def browser():
         chromium.close()
 
 
+# How long a page may take to load before a test gives up on it: a guard against a hang, far
+# beyond what a page takes on a loaded machine (the tests wait for events, not for a time).
+LOAD_DEADLINE_MS = 180_000
+
+
 class Visit:
     """One page opened offline, with everything that went wrong while it loaded."""
 
@@ -132,15 +138,20 @@ class Visit:
         options = {} if width is None else {"viewport": {"width": width, "height": 844 if width < 992 else 900}}
         if width is not None and width < 992:
             options.update(has_touch=True, is_mobile=True, device_scale_factor=2)
+        self.pending: set = set()
         self.context = browser.new_context(**options)
+        # Playwright's deadline only guards against a hang: a loaded machine is slow, not wrong.
+        self.context.set_default_timeout(LOAD_DEADLINE_MS)
         self.context.route("**/*", self._route)
         self.page = self.context.new_page()
         self.page.on("console", lambda m: m.type == "error" and self.console.append(f"{m.text} @ {m.location}"))
         self.page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
-        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url}: {r.failure}"))
+        self.page.on("request", lambda r: self.pending.add(r))
+        self.page.on("requestfailed", self._failed)
         self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url}: HTTP {r.status}"))
-        self.page.on("requestfinished", lambda r: self.finished.append(r))
-        self.page.goto(f"{site}/{path}", wait_until="networkidle")
+        self.page.on("requestfinished", self._finished)
+        self.page.goto(f"{site}/{path}", wait_until="load")
+        self.settle()
         if not typeset:
             return
         # A page loads MathJax once a formula comes near (_ext/offline_book.py); the tests read
@@ -149,6 +160,45 @@ class Visit:
         if self.page.evaluate("() => !!window.MathJax"):
             self.page.wait_for_function("() => window.MathJax.startup && window.MathJax.startup.promise")
             self.page.evaluate("() => window.MathJax.startup.promise.then(() => true)")
+
+    def _finished(self, request) -> None:
+        self.pending.discard(request)
+        self.finished.append(request)
+
+    def _failed(self, request) -> None:
+        self.pending.discard(request)
+        self.failed.append(f"{request.url}: {request.failure}")
+
+    def settle(self) -> None:
+        """Wait until every request the page has made has finished or failed (counted from the
+        browser's events, not a quiet half-second as Playwright's "networkidle" is), its fonts
+        are ready, and no request has started meanwhile."""
+        deadline = time.monotonic() + LOAD_DEADLINE_MS / 1000
+        # A redirecting page (the site's index.html) is settled once the page it names has loaded.
+        target = self._evaluate("""() => { const m = document.querySelector('meta[http-equiv="refresh"]');
+                                              return m ? new URL(m.content.split('url=')[1], location.href).href : null; }""")
+        if target:
+            self.page.wait_for_url(target, wait_until="load")
+        while True:
+            while self.pending:
+                assert time.monotonic() < deadline, f"{self.path}: requests never finished: " + \
+                    ", ".join(sorted(r.url for r in self.pending))[:500]
+                self.page.wait_for_timeout(20)       # lets Playwright deliver the browser's events
+            self._evaluate("() => document.fonts.ready.then(() => true)")
+            if not self.pending:
+                return
+
+    def _evaluate(self, script: str):
+        """page.evaluate, again in the next document when the page navigates meanwhile."""
+        from playwright.sync_api import Error
+
+        while True:
+            try:
+                return self.page.evaluate(script)
+            except Error as exc:
+                if "Execution context was destroyed" not in str(exc):
+                    raise
+                self.page.wait_for_load_state("load")
 
     def _route(self, route):
         host = urlsplit(route.request.url).hostname
@@ -750,8 +800,7 @@ def page_weights(browser, site) -> dict[str, list[tuple[int, str]]]:
             if v.page.evaluate("() => !!document.querySelector('script[src*=\"/mathjax/\"]')"):
                 v.page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
                 v.page.evaluate("() => MathJax.startup.promise.then(() => true)")
-            v.page.evaluate("() => document.fonts.ready.then(() => true)")
-            v.page.wait_for_load_state("networkidle")
+            v.settle()
             assert not v.blocked and not v.failed, (path, v.blocked, v.failed)
             weights[path] = _transferred(v)
         finally:

@@ -40,12 +40,15 @@ class TestResult:
 
 
 class StudentError(Exception):
-    """The student's code raised; carries the exception's type names and message."""
+    """The student's code raised; carries the exception's type names and message, and
+    `timed_out`: whether the call ran out of its time (set by the host, which timed the call:
+    a student's own class may be named TimeLimitExceeded too)."""
 
-    def __init__(self, type_names: list[str], message: str):
+    def __init__(self, type_names: list[str], message: str, timed_out: bool = False):
         super().__init__(message)
         self.remote_type_names = type_names
         self.message = message
+        self.timed_out = timed_out
 
 
 class SubmissionBroken(Exception):
@@ -80,7 +83,7 @@ def describe_failure(exc: BaseException, hidden: bool = False, tainted: bool = F
         return AFTER_HIDDEN
     if isinstance(exc, TestFailure):
         return str(exc)
-    if isinstance(exc, StudentError) and exc.remote_type_names[0] == "TimeLimitExceeded":
+    if isinstance(exc, StudentError) and exc.timed_out:
         return "time limit reached while your function ran: an infinite loop, or very slow code?"
     if isinstance(exc, StudentError) and exc.remote_type_names[0] == "NotImplementedError":
         return "not implemented yet (the function still raises NotImplementedError)"

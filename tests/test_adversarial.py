@@ -274,6 +274,43 @@ def _hang_in_function(folder, ctx):
     write(folder, with_answer(code))
 
 
+# Raises classes named like the grader's limits at once, in softmax and at the end of its cell:
+# neither is a time limit reached, so neither may be reported as one.
+FORGED_LIMITS = correct_code() + """
+
+_Named = type("TimeLimitExceeded", (Exception,), {})
+
+
+def softmax(x, axis=-1):
+    raise _Named("time limit reached")
+
+
+raise type("OutputLimitExceeded", (Exception,), {})("the notebook printed more output than allowed")
+"""
+
+
+# Attaches to its parent, the zygote whose meter measures its memory (and which could fork the
+# next submission), and opens that process's memory: as root the zygote is another uid's; without
+# root it has the submission's own uid in the sandbox's user namespace, and must be non-dumpable.
+# Correct answers only where every attempt failed.
+PTRACE_PARENT = """
+import ctypes as _ct, os as _os
+_libc = _ct.CDLL(None, use_errno=True)
+_parent = _os.getppid()
+_reached = []
+for _request in (16, 0x4206):                     # PTRACE_ATTACH, PTRACE_SEIZE
+    if _libc.ptrace(_request, _parent, None, None) == 0:
+        _reached.append(_request)
+        _libc.ptrace(17, _parent, None, None)     # PTRACE_DETACH
+for _name, _mode in (("mem", _os.O_RDWR), ("mem", _os.O_RDONLY), ("environ", _os.O_RDONLY)):
+    try:
+        _os.close(_os.open(f"/proc/{_parent}/{_name}", _mode))
+        _reached.append(_name)
+    except OSError:
+        pass
+""" + correct_code() + "\nif _reached:\n" + "\n".join("    " + ln for ln in WRONG.splitlines())
+
+
 def _two_notebooks(folder, ctx):
     write(folder, base_notebook(), "attempt1.ipynb")
     write(folder, base_notebook(), "attempt2.ipynb")
@@ -451,6 +488,11 @@ CASES = [
     Case("hang_in_softmax", _hang_in_function, 6.0, 6.0, "time limit",
          "dot and cosine right, softmax never returns: each call is interrupted, and the 6 points "
          "for the other two functions stay"),
+    Case("forged_limits", answer_case(FORGED_LIMITS), 6.0, 6.0, "its own class",
+         "dot and cosine right; softmax and its cell raise classes named TimeLimitExceeded and "
+         "OutputLimitExceeded at once: a raised error, not a limit reached"),
+    Case("ptrace_parent", answer_case(PTRACE_PARENT), MAX, MAX, "ctypes",
+         "traces its parent, the zygote that meters it, and opens its memory (correct only if all failed)"),
     Case("os_exit", answer_case(correct_code() + "\nimport os\nos._exit(0)"), flag="exited early",
          what="kills its own process after defining correct functions"),
     Case("segfault", answer_case(correct_code() + "\nimport ctypes\nctypes.string_at(0)"), flag="crashed (SIGSEGV)",
@@ -938,6 +980,17 @@ def test_outcome(graded, case):
             f"no flag mentions {case.flag!r}: {result['flags']}"
     else:
         assert result["flags"] == [], f"an honest submission was flagged: {result['flags']}"
+
+
+@needs_sandbox
+def test_a_class_named_like_a_limit_is_not_a_limit(graded):
+    """A limit is reported only where the grader's own limit was reached: the call timed by the
+    host, the cell by the sandbox's own class; the classes' names alone earn neither flag."""
+    result = graded["results"]["forged_limits"]
+    messages = [f["message"] for f in result["flags"]]
+    assert not any("time limit" in m or "printed more" in m for m in messages), messages
+    real = [f["message"] for f in graded["results"]["hang_in_softmax"]["flags"]]
+    assert any("time limit reached in a call of softmax" in m for m in real), real
 
 
 def test_a_long_folder_name_is_reported_under_its_own_name(graded):

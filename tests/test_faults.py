@@ -239,8 +239,9 @@ def test_a_flood_of_output_is_named_as_the_cause_not_the_oserror_it_raises(tmp_p
     assert results["honest"]["flags"] == [] and results["honest"]["score"] > 0
 
 
-_HOG = ("import os, time\nfor _ in range(200):\n    try:\n        if os.fork() == 0:\n            time.sleep(60)\n"
-        "            os._exit(0)\n    except OSError:\n        break\ntime.sleep(25)\n")
+# Holds its processes until its run is killed: the test ends it, not a sleep's length.
+_HOG = ("import os, signal\nfor _ in range(200):\n    try:\n        if os.fork() == 0:\n            signal.pause()\n"
+        "            os._exit(0)\n    except OSError:\n        break\nwhile True:\n    signal.pause()\n")
 _FORKS = ("\n\nimport os\n_right = softmax\n\n\ndef softmax(x, axis=-1):\n    if os.fork() == 0:\n"
           "        os._exit(0)\n    return _right(x, axis)\n")
 
@@ -266,16 +267,17 @@ def test_a_fork_bomb_in_one_run_costs_a_concurrent_run_nothing(tmp_path):
     write(tmp_path / "A" / "hog", with_answer(_HOG + correct_code()))
     for i in range(3):
         write(tmp_path / "B" / f"forks{i}", with_answer(correct_code() + _FORKS))
+    # run A's limits (a quarter of --timeout per cell) far beyond run B's time on a loaded machine
     cmd = [sys.executable, "-m", "autograder", "grade", A, str(tmp_path / "A"), "--workspace", str(tmp_path / "wsA"),
-           "--quiet", "--workers", "1", "--timeout", "60"]
+           "--quiet", "--workers", "1", "--timeout", "3600"]
     hog = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.time() + 120
+        deadline = time.time() + 600          # a guard against a hang, not a measure
         while time.time() < deadline and _sandbox_processes() < 50:
             time.sleep(0.2)
         assert _sandbox_processes() >= 50, "run A's submission holds its processes"
         run_grade(A, tmp_path / "B", tmp_path / "wsB", "--workers", "1")
-        assert hog.poll() is None, "run A was still holding them"
+        assert hog.poll() is None and _sandbox_processes() >= 50, "run A was still holding them"
     finally:
         os.killpg(hog.pid, signal.SIGKILL)
         hog.wait()

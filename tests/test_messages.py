@@ -190,9 +190,13 @@ def test_after_a_hidden_input_every_failure_reads_the_same():
     failures = [_message(np.zeros(3, dtype=np.float32), np.ones(3)), _message(np.zeros(2), np.ones(3)),
                 _message([0.0, 1.0], np.ones(2)), _message(np.ones(3), np.zeros(3), like={"a known mistake": np.ones(3)}),
                 StudentError(["ValueError", "Exception"], "a message of the code's own"),
-                StudentError(["TimeLimitExceeded", "Exception"], "time limit reached"),
+                StudentError(["TimeLimitExceeded", "Exception"], "time limit reached", timed_out=True),
+                StudentError(["TimeLimitExceeded", "Exception"], "time limit reached"),    # a class of its own
                 SubmissionBroken("the notebook's process ended"), KeyError("x"), AssertionError("chosen words")]
     for hidden, tainted in ((False, True), (True, False), (True, True)):
         assert {describe_failure(exc, hidden, tainted) for exc in failures} == {AFTER_HIDDEN}, (hidden, tainted)
-    # before any hidden input, each says what happened
+    # before any hidden input, each says what happened; a class of the code's own named
+    # TimeLimitExceeded is a raised error, not the time limit (the host timed the call)
     assert len({describe_failure(exc) for exc in failures}) == len(failures)
+    assert describe_failure(failures[5]).startswith("time limit reached while your function ran")
+    assert describe_failure(failures[6]).startswith("your code raised TimeLimitExceeded: time limit reached")

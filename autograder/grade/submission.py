@@ -60,7 +60,7 @@ class RemoteFunction:
         try:
             reply = self._session.call(self._name, args, kwargs)
         except StudentError as exc:
-            if exc.remote_type_names[0] == "TimeLimitExceeded":
+            if exc.timed_out:
                 raise_flag(self._flags, flag("call-time-limit", name=self._name))
             raise
         if not (isinstance(reply, dict) and {"result", "args", "kwargs"} <= set(reply)):

@@ -205,6 +205,16 @@ def _output_full() -> bool:
         return False
 
 
+def _cell_error_name(error: BaseException) -> str:
+    """The class name a cell's error is reported under. The grading side reads two names as
+    the grader's own limits (a cell's time, the output cap); a class of the notebook's that
+    bears one of them is named as such, so it cannot pass for a limit reached."""
+    name = type(error).__name__
+    if name in ("TimeLimitExceeded", "OutputLimitExceeded") and type(error) is not TimeLimitExceeded:
+        return f"the notebook's own class {name}"
+    return name
+
+
 def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
     name = os.path.basename(str(header.get("notebook_name", "submission.ipynb"))) or "submission.ipynb"
     try:
@@ -229,7 +239,7 @@ def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
             full = True
             outcomes.append("OutputLimitExceeded: the notebook printed more output than allowed")
         else:
-            outcomes.append(None if error is None else f"{type(error).__name__}: {str(error)[:300]}")
+            outcomes.append(None if error is None else f"{_cell_error_name(error)}: {str(error)[:300]}")
     names = {}
     for n in header.get("names", []):
         if n not in shell.user_ns:

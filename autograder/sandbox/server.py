@@ -209,11 +209,11 @@ def _sweep_unsafe(child_pid: int, uid: int | None) -> None:
 
 
 def _set_dumpable() -> None:
-    """After setuid the kernel marks a process non-dumpable, which makes its /proc/self
-    files root's: then it could not open the files the zygote's meter reads, which it hands
-    over before its first cell and then becomes non-dumpable for good (_seal). Its uid is its
-    own in this sandbox, so nothing else could use the flag meanwhile; core dumps stay off
-    (RLIMIT_CORE 0)."""
+    """After setuid the kernel marks a process non-dumpable, and a fork of the zygote, which
+    is non-dumpable, is one too: either makes its /proc/self files root's, and then it could
+    not open the files the zygote's meter reads, which it hands over before its first cell
+    and then becomes non-dumpable for good (_seal). None of its code has run yet, so nothing
+    could use the flag meanwhile; core dumps stay off (RLIMIT_CORE 0)."""
     import ctypes
 
     try:
@@ -228,7 +228,8 @@ def _apply_limits(limits: dict, uid: int | None) -> None:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)          # from root to uid: every capability is gone
-        _set_dumpable()
+    if uid is not None or SCRATCH["sandboxed"]:
+        _set_dumpable()         # the zygote is not (zygote()): its fork inherits that
     if SCRATCH["sandboxed"]:        # never the keys of whoever runs an unsafe, unsandboxed grading
         _fresh_keyrings(clear=uid is not None)
     mem = int(limits["memory_bytes"])
@@ -606,6 +607,12 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
         meter = socket.socket(fileno=fds[1]) if len(fds) > 1 else None
         # the submission's process hands the meter the files it reads through this pair (_seal)
         ours_files, hand_over = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        if SCRATCH["sandboxed"]:
+            # Without root, each submission runs under the zygote's own uid (in the sandbox's
+            # user namespace): non-dumpable from before the first submission exists, the zygote
+            # cannot be traced, nor its memory opened, by one.
+            check_call(__import__("ctypes").CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0),
+                       "making the zygote non-dumpable")
         if spaces is not None:
             spaces.next_child_in_a_new_one()
         pid = -1

@@ -34,7 +34,7 @@ def heatmap(ax, M, row_labels, col_labels, title, *, cmap="viridis",
         their number.
     blocked: a boolean matrix of M's shape; True cells are light grey,
         with a dash (masked positions).
-    colorbar: None, or the keywords of the colour bar (its label first).
+    colorbar: None for no colour bar, or its keywords (label=..., ...).
     rotation: of the column labels (0: upright); the sizes are in points
         (None: matplotlib's defaults).
     """
@@ -52,22 +52,29 @@ def heatmap(ax, M, row_labels, col_labels, title, *, cmap="viridis",
     turned = dict(rotation=rotation, ha="right") if rotation else {}
     ax.set_xticks(range(len(col_labels)), col_labels, **ticks, **turned)
     ax.set_yticks(range(len(row_labels)), row_labels, **ticks)
-    for i in range(M.shape[0] if fmt else 0):
-        for j in range(M.shape[1]):
-            if blocked is not None and blocked[i, j]:
-                ax.text(j, i, "–", ha="center", va="center",
-                        fontsize=fontsize, color="0.3")
-            elif write is None or write(M[i, j]):
-                cell = image.cmap(image.norm(M[i, j]))   # its colour
-                ax.text(j, i, fmt.format(M[i, j]), ha="center",
-                        va="center", fontsize=fontsize,
-                        color=text_colour(cell))
+    if fmt:
+        write_numbers(ax, image, M, blocked, fmt, write, fontsize)
     if xlabel:
         ax.set_xlabel(xlabel, **sized(label_size))
     if ylabel:
         ax.set_ylabel(ylabel, **sized(label_size))
     ax.set_title(title, **sized(title_size))
     return image
+
+
+def write_numbers(ax, image, M, blocked, fmt, write, fontsize):
+    """Each cell's number (of the cells `write` passes) in black or white,
+    whichever contrasts more with the cell's colour; a dash where blocked."""
+    for i in range(M.shape[0]):
+        for j in range(M.shape[1]):
+            if blocked is not None and blocked[i, j]:
+                ax.text(j, i, "–", ha="center", va="center",
+                        fontsize=fontsize, color="0.3")
+            elif write is None or write(M[i, j]):
+                cell = image.cmap(image.norm(M[i, j]))   # the colour drawn
+                ax.text(j, i, fmt.format(M[i, j]), ha="center",
+                        va="center", fontsize=fontsize,
+                        color=text_colour(cell))
 
 
 def sized(fontsize):

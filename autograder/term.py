@@ -4,21 +4,9 @@ configuration file and the command line.
 Every `autograder grade` of the term should apply the same deadline, or a partial regrade
 a month later would quietly drop a penalty. So the settings can live in one file, read by
 every run: `term.toml` in the workspace (`grading/term.toml`), written by the instructor
-(the grader only reads it):
-
-    roster = "roster.csv"                 # relative to this file
-    late_policy = "per-day:10"            # the default for every assignment
-    late_floor = 50
-    timezone = "Europe/Berlin"            # times without a zone, and every time shown (default UTC)
-    late_marker_hours = 1                 # Canvas's LATE marker: counted as this many hours late
-    db = "postgresql://grader@db.example.org/course"   # optional; else WORKSPACE/gradebook.db
-    cluster = "tls://grading.example.org:8786"  # optional: grade on this Dask cluster (--cluster)
-    cluster_tls_ca = "ca.pem"             # with cluster_tls_cert and cluster_tls_key: TLS to it
-
-    [02_similarity]
-    due = "2025-03-14T23:59:00+01:00"     # or a date alone: the end of that day, in timezone
-    late_policy = "per-hour:2"            # this assignment's own policy (and floor)
-    times = "worksheet-02.csv"            # submission times from the LMS (Moodle's grading worksheet)
+(the grader only reads it). Its settings, with a line on each, are written once: in
+README.md's "A Canvas term", step 2 (`tests/test_readme.py` runs that block and checks that it
+names every key of TOP_KEYS and ASSIGNMENT_KEYS below).
 
 A table whose name is not an assignment of the course is refused, with the nearest name:
 a misspelt [02_simlarity] would otherwise leave the run without a deadline.

@@ -365,3 +365,20 @@ def test_landing_redirect_has_a_title_a_language_and_a_link(build):
     assert links and title in links[0].get_text(), f"index.html has no visible link to {root}.html"
     refresh = soup.find("meta", attrs={"http-equiv": re.compile("refresh", re.I)})
     assert refresh is not None and refresh["content"].endswith(f"url={root}.html")
+
+
+def test_a_page_that_loads_a_helper_is_rebuilt_when_the_helper_changes(build):
+    """A chapter pulls shared code (book/helpers/) in with MyST-NB's `:load:`; _ext/load_dependencies.py
+    records each loaded file as a dependency of its page, so that `make book` reads (and, the cell's
+    source having changed, executes) the page again after the helper is edited."""
+    import pickle
+
+    env = pickle.loads((ROOT / "_build" / ".doctrees" / "environment.pickle").read_bytes())
+    pairs = 0
+    for chapter in chapters():
+        loaded = re.findall(r"^:load: (\S+)", (ROOT / "book" / f"{chapter}.md").read_text(), re.M)
+        noted = {(ROOT / name).resolve() for name in env.dependencies.get(f"book/{chapter}", ())}
+        for name in loaded:
+            assert (ROOT / "book" / name).resolve() in noted, f"{chapter} loads {name}; Sphinx does not know it"
+            pairs += 1
+    assert pairs >= 10, f"only {pairs} loaded helpers in the chapters"

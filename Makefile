@@ -19,7 +19,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export JUPYTER_CONFIG_PATH := $(abspath autograder)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test exercises sandbox browser poppler pdf mathjax mathjax2 postgresql bench-grading bytecode clean venv \
+.PHONY: book test lint exercises sandbox browser poppler pdf mathjax mathjax2 postgresql bench-grading bytecode clean venv \
         student-repo student-setup-size edition
 
 venv: $(STAMP)
@@ -118,8 +118,13 @@ bytecode: $(STAMP)
 # A base folder of the run's own for the tests' temporary files: pytest takes away the group and
 # other bits of /tmp/pytest-of-USER whenever any pytest session starts, and the tests that run
 # as a user without root (they enter folders of root's) would lose their way in mid-run.
-test: $(STAMP) bytecode sandbox browser poppler mathjax mathjax2 postgresql
+test: $(STAMP) bytecode sandbox browser poppler mathjax mathjax2 postgresql lint
 	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15 --basetemp="$$(mktemp -d)/pytest"
+
+# The linter (pyproject.toml's [tool.ruff]: pycodestyle and pyflakes at the package's 120
+# columns) over the package, its tests, the book's helpers and extensions, and docs/.
+lint: $(STAMP)
+	$(BIN)/ruff check autograder tests _ext book/helpers docs
 
 exercises: $(STAMP) bytecode
 	$(BIN)/python -m autograder release --all

@@ -17,13 +17,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import course
-from .notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, load_source, nbgrader_meta,
-                       parse_notebook, read_notebook, read_regular_file, read_submission, source_imports)
+from .notebook import (SourceNotebook, assignment_ids, cells_to_run, load_source, nbgrader_meta,
+                       parse_notebook, read_notebook, read_submission, source_imports)
 from .testcells import TestResult, compile_cell, run_test_cells
 
 

@@ -21,7 +21,7 @@ RELEASED = PACKAGE / "released"            # only in a student repository's pack
 VERSION_FILE = PACKAGE / "COURSE_VERSION"  # only in a student repository's package
 
 
-from .errors import CourseError  # noqa: F401  (where callers have always found it)
+from .errors import CourseError  # noqa: E402, F401  (where callers have always found it)
 
 
 def workspace() -> Path:

@@ -46,7 +46,8 @@ def set_zone(name: str | None, what: str = "timezone") -> None:
     try:
         _ZONE = ZoneInfo(str(name))
     except (ZoneInfoNotFoundError, ValueError):
-        raise CourseError(f"{what} '{name}' is not a time zone name (e.g. Europe/Berlin, America/Toronto, UTC)") from None
+        raise CourseError(f"{what} '{name}' is not a time zone name "
+                          "(e.g. Europe/Berlin, America/Toronto, UTC)") from None
 
 
 def zone():

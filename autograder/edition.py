@@ -83,7 +83,8 @@ def write_edition(out: Path, html: Path, pdf: Path, student_repo: Path, version:
     (partial / "book.pdf").write_bytes(pdf.read_bytes())
     _tar_gz(student_repo, partial / "student-repo.tar.gz", "student-repo")
     files = {path.name: {"bytes": path.stat().st_size, "sha256": sha256(path)} for path in sorted(partial.iterdir())}
-    manifest = {"course_version": version, "made": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    made = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    manifest = {"course_version": version, "made": made,
                 "files": files}
     (partial / "MANIFEST.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     for path in partial.iterdir():

@@ -7,11 +7,11 @@ term's, or `--roster`) the file has exactly the roster's students, in its order,
 names, e-mail and LMS ids it gives; without one, every student in the gradebook.
 
 - canvas: the layout of Canvas's gradebook export, which its Grades > Import takes back:
-  `Student` ("Last, First"), `ID` (Canvas's user id: the roster's lms_id), `SIS User ID`
-  (the roster's, when it is Canvas's export; else the student id), `SIS Login ID` (the roster's login), `Section`, then one column for the
-  assignment. A "Points Possible" row follows the header, as in Canvas's own export. Canvas
-  matches an existing assignment by the column title it exports, "Name (12345)": pass it with
-  `--column`; a title Canvas does not know becomes a new assignment.
+  `Student` ("Last, First"), `ID` (Canvas's user id: the roster's lms_id), `SIS User ID` (the
+  roster's, when it is Canvas's export; else the student id), `SIS Login ID` (the roster's login),
+  `Section`, then one column for the assignment. A "Points Possible" row follows the header, as in
+  Canvas's own export. Canvas matches an existing assignment by the column title it exports, "Name
+  (12345)": pass it with `--column`; a title Canvas does not know becomes a new assignment.
 - moodle: for Moodle's "Import grades > CSV file": `First name`, `Last name`, `ID number`
   (the student id), `Email address`, then one column for the grade item. In the import,
   map "Email address" to `useremail` (or "ID number" to `useridnumber`) and the grade
@@ -41,7 +41,8 @@ from .notebook import NotebookError, load_source
 from .workspace import Workspace
 
 FORMATS = ("canvas", "moodle", "moodle-worksheet", "csv")
-FILES = {"canvas": "canvas.csv", "moodle": "moodle.csv", "moodle-worksheet": "moodle-worksheet.csv", "csv": "export.csv"}
+FILES = {"canvas": "canvas.csv", "moodle": "moodle.csv", "moodle-worksheet": "moodle-worksheet.csv",
+         "csv": "export.csv"}
 FEEDBACK = {"canvas": "canvas-feedback.zip", "moodle": "moodle-feedback.zip"}
 
 
@@ -239,7 +240,8 @@ def _cmd_export(args) -> int:
                   f"{', '.join(summary['without'][:8])}" + (" ..." if len(summary["without"]) > 8 else ""))
         return 0
     if not args.format:
-        raise course.CourseError("give --format canvas|moodle|moodle-worksheet|csv (grades) or --feedback canvas|moodle")
+        raise course.CourseError("give --format canvas|moodle|moodle-worksheet|csv (grades) "
+                                 "or --feedback canvas|moodle")
     summary = export(args.assignment, args.format, workspace=args.workspace, db_url=args.db,
                      roster=args.roster, to=args.to, column=args.column)
     print(f"{summary['format']}: {summary['path']} ({summary['students']} students, "

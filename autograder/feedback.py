@@ -16,9 +16,11 @@ from .flags import messages
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{border-bottom:1px solid #ddd;padding:.4rem .5rem;text-align:left;vertical-align:top}
+table{border-collapse:collapse;width:100%;margin:1rem 0}
+th,td{border-bottom:1px solid #ddd;padding:.4rem .5rem;text-align:left;vertical-align:top}
 th{background:#f5f5f5}.pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}
-.score{font-size:1.4rem}.flags{background:#fff8c5;padding:.6rem 1rem;border-radius:6px}.comments{background:#e8f1fb;padding:.6rem 1rem;border-radius:6px;margin:.6rem 0}.muted{color:#666}
+.score{font-size:1.4rem}.flags{background:#fff8c5;padding:.6rem 1rem;border-radius:6px}
+.comments{background:#e8f1fb;padding:.6rem 1rem;border-radius:6px;margin:.6rem 0}.muted{color:#666}
 code{background:#f3f3f3;padding:0 .2rem;border-radius:3px}
 """
 

@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, replace
 _MESSAGES = {
     # the submission as a file
     "no-notebook": ("no notebook in the submission folder", True),
-    "several-notebooks": ("{count} notebooks and none is the only {assignment}.ipynb: submit exactly one notebook", True),
+    "several-notebooks": ("{count} notebooks and none is the only {assignment}.ipynb: "
+                          "submit exactly one notebook", True),
     "not-a-file": ("{what}: only regular files inside the student's own folder are graded", True),
     "corrupt": ("corrupt notebook: {detail}", True),
     "too-large": ("{detail}: clear its outputs (Kernel > Restart Kernel and Clear Outputs), save and submit "

@@ -1,11 +1,11 @@
 """The door to nbgrader's gradebook: scores in, standings out, so `nbgrader export` and
 formgrader keep working, on SQLite (the default) or a shared server (`--db postgresql://...`).
 
-Only the grading parent process writes here (one thread of it), the results that arrived
-since its last write in one transaction; writing the same result twice changes nothing. What others write is kept: formgrader's manual scores,
-comments and extra credit are other columns than the ones grading sets, and a notebook's
-`flagged` mark is set only when the student was graded in this run. Several graders may
-share one database (co-instructors, sections): a write that meets another one (a unique
+Only the grading parent process writes here (one thread of it), the results that arrived since its
+last write in one transaction; writing the same result twice changes nothing. What others write is
+kept: formgrader's manual scores, comments and extra credit are other columns than the ones grading
+sets, and a notebook's `flagged` mark is set only when the student was graded in this run. Several
+graders may share one database (co-instructors, sections): a write that meets another one (a unique
 row created twice, a deadlock) is rolled back and done again.
 
 Deadlines follow nbgrader's model: `Assignment.duedate`, the submission's `timestamp` and

@@ -13,6 +13,10 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import nbformat
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
@@ -318,8 +322,8 @@ def without_outputs(data) -> bytes:
     """A notebook's JSON bytes (any bytes-like object: a memory map of a large file) with every
     cell's "outputs" replaced by [] and "attachments" by {}, in one pass, in memory bounded by
     what is kept: the cells' sources and metadata. Inside a skipped value, everything between
-    two brackets (strings included) is passed in one regular expression match. Malformed JSON is returned as far as it could be followed, for the
-    parser to refuse."""
+    two brackets (strings included) is passed in one regular expression match. Malformed JSON
+    is returned as far as it could be followed, for the parser to refuse."""
     kept: list[bytes] = []
     size, depth, pos, copy_from, skip_depth, last_string = 0, 0, 0, 0, None, None
     while True:

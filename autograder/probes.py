@@ -31,7 +31,8 @@ def _reachable() -> dict:
     import torch.nn.modules.module as module_module
 
     names = {"manual_seed": torch.manual_seed, "as_tensor": torch.as_tensor, "tensor": torch.tensor,
-             "float64": torch.float64, "float32": torch.float32, "asarray": np.asarray, "autograd.backward": torch.autograd.backward,
+             "float64": torch.float64, "float32": torch.float32, "asarray": np.asarray,
+             "autograd.backward": torch.autograd.backward,
              "autograd.grad": torch.autograd.grad}
     for key in ("type", "isinstance", "list", "dict", "zip", "tuple", "getattr", "len", "iter", "next"):
         names[f"builtins.{key}"] = vars(builtins)[key]
@@ -87,7 +88,6 @@ def module_forward_backward(cls: Any, init_kwargs: dict, state: dict, inputs: li
     ran (in the sandbox), and the module it measures must be an instance of `cls` itself:
     neither cls(...) nor .double() may hand it another object.
     """
-    import torch
 
     if dtype not in ("float32", "float64"):
         raise ValueError(f"dtype must be 'float32' or 'float64', not {dtype!r}")

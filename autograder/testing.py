@@ -170,7 +170,8 @@ def _verb(name: str, singular: str) -> str:
     """`singular` ("is", "has", "differs", ...) in agreement with `name`."""
     if not _plural(name):
         return singular
-    return {"is": "are", "has": "have", "does": "do"}.get(singular, singular[:-1] if singular.endswith("s") else singular)
+    plain = singular[:-1] if singular.endswith("s") else singular
+    return {"is": "are", "has": "have", "does": "do"}.get(singular, plain)
 
 
 def expect_array(got: Any, expected: Any, *, name: str = "result", rtol: float = 1e-9,
@@ -262,7 +263,8 @@ def expect_close(got: Any, expected: float, *, name: str = "result", rtol: float
     if not (math.isfinite(value) or value == expected):
         fail(f"{name} {is_} not a finite number{hinted}", f"({value})", f"{name} {is_} not a finite number{hinted}")
     if abs(value - expected) > atol + rtol * abs(expected):
-        fail(f"{name} {is_} wrong{hinted}", f"(got {value:.6g}, expected {expected:.6g})", f"{name} {is_} wrong{hinted}")
+        what = f"{name} {is_} wrong{hinted}"
+        fail(what, f"(got {value:.6g}, expected {expected:.6g})", what)
 
 
 def expect_tuple(result: Any, n: int, name: str, parts: str) -> tuple:
@@ -270,7 +272,8 @@ def expect_tuple(result: Any, n: int, name: str, parts: str) -> tuple:
     out, weights = expect_tuple(f(x), 2, "f(x)", "(output, weights)")."""
     if not isinstance(result, (tuple, list)) or len(result) != n:
         what = f"a {type(result).__name__}" + (f" of {len(result)} items" if isinstance(result, (tuple, list)) else "")
-        fail(f"{name} must return the tuple {parts}.", f"(it returned {what})", f"{name} must return the tuple {parts}.")
+        must = f"{name} must return the tuple {parts}."
+        fail(must, f"(it returned {what})", must)
     return tuple(result)
 
 
@@ -337,7 +340,8 @@ def _changes(before: Any, after: Any, depth: int = 0) -> bool:
     if depth > 32:
         return True
     try:
-        if isinstance(before, np.ndarray) or (type(before).__module__.startswith("torch") and hasattr(before, "detach")):
+        torch_tensor = type(before).__module__.startswith("torch") and hasattr(before, "detach")
+        if isinstance(before, np.ndarray) or torch_tensor:
             return _changed(before, after)
         if isinstance(before, dict):
             return (not isinstance(after, dict) or set(after) != set(before)

@@ -98,7 +98,8 @@ def cell(text: str) -> str:
     out = ""
     for line in lines:
         item = re.match(r"\s+\S|[\w\[\]\"]+(, \w+)*:\s|- ", line)
-        escaped = re.sub(r"([\\`*_\[\]|])", r"\\\1", re.sub(r"\s+", " ", line.strip())).replace("<", "&lt;").replace(">", "&gt;")
+        plain = re.sub(r"\s+", " ", line.strip())
+        escaped = re.sub(r"([\\`*_\[\]|])", r"\\\1", plain).replace("<", "&lt;").replace(">", "&gt;")
         out += ("<br>" if out and item else " " if out else "") + escaped
     return out
 

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 
 from autograder.notebook import load_source, nbgrader_meta
 
@@ -299,7 +298,7 @@ def test_a_class_of_200_takes_seconds(tmp_path, capsys):
 
     cells = _cells(RELEASE)
     for k in range(200):
-        dot = f"def dot_similarity(A, B):\n    A = np.asarray(A) @ np.asarray(B).T\n" + own("A", rnd.randrange(3, 7))
+        dot = "def dot_similarity(A, B):\n    A = np.asarray(A) @ np.asarray(B).T\n" + own("A", rnd.randrange(3, 7))
         soft = "def softmax(x, axis=-1):\n" + own("x", rnd.randrange(3, 7))
         if k >= 195:
             dot, soft = ANN_DOT.replace("rows", f"r{k}"), ANN_SOFTMAX

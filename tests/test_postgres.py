@@ -25,7 +25,7 @@ import pytest
 from autograder.gradebook import open_gradebook
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results
 from tests.postgres import postgres_server
-from tests.test_adversarial import WRONG, base_notebook, correct_code, with_answer
+from tests.test_adversarial import WRONG, correct_code, with_answer
 from tests.test_term import autograder, clean_terminal, ok, submit
 
 A = "02_similarity"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -23,7 +22,7 @@ import nbformat
 import pytest
 
 from autograder.gradebook import open_gradebook
-from tests.conftest import ROOT, needs_sandbox, read_csv, read_results, source_path
+from tests.conftest import ROOT, needs_sandbox, read_csv, read_results
 from tests.test_adversarial import WRONG, base_notebook, with_answer, write
 
 A = "02_similarity"
@@ -240,8 +239,8 @@ def test_flagged_regrades_only_the_flagged(term):
     proc = ok(autograder("grade", A, term["subs"], "--workspace", ws, "--roster", term["roster"], *LATE,
                          "--flagged", "--quiet"))
     assert "regraded 1 of 6 submissions" in proc.stdout and "(eve)" in proc.stdout
-    assert log.read_text().splitlines()[lines:] == [l for l in log.read_text().splitlines()[lines:]
-                                                    if l.startswith("eve\t")] and \
+    assert log.read_text().splitlines()[lines:] == [ln for ln in log.read_text().splitlines()[lines:]
+                                                    if ln.startswith("eve\t")] and \
         len(log.read_text().splitlines()) == lines + 1
     assert digests(ws, ["alice", "bob", "carol", "gina", "hal"]) == before
 
@@ -439,8 +438,8 @@ def test_export_of_an_assignment_never_graded_is_one_clear_line(tmp_path):
 
 def _one_line(proc, message, allow_unsafe_warning=False):
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr[-2000:])
-    lines = [l for l in proc.stderr.strip().splitlines()
-             if not (allow_unsafe_warning and "WARNING: --unsafe-no-sandbox" in l)]
+    lines = [ln for ln in proc.stderr.strip().splitlines()
+             if not (allow_unsafe_warning and "WARNING: --unsafe-no-sandbox" in ln)]
     assert len(lines) == 1 and lines[0].startswith("autograder: error: ") and message in lines[0], lines
     assert "Traceback" not in proc.stderr
 

@@ -178,7 +178,8 @@ def _cmd_cluster_check(args) -> int:
         ok = found["sandbox"] is None and not found["differs"]
         able += ok
         course_text = "same" if not found["differs"] else f"DIFFERS ({_names(found['differs'], 3)})"
-        print(f"{address}  host {found['host']}  sandbox {'yes' if found['sandbox'] is None else 'NO: ' + found['sandbox']}"
+        sandbox = "yes" if found["sandbox"] is None else "NO: " + found["sandbox"]
+        print(f"{address}  host {found['host']}  sandbox {sandbox}"
               f"  course {course_text}  torch {found['torch']}  grader {found['grader']}"
               f"{'' if found['grader'] == grader_version()[:12] else ' (this one: ' + grader_version()[:12] + ')'}"
               f"  {'can grade' if ok else 'REFUSES'}")

@@ -214,7 +214,8 @@ def _newer(sub: Submission, old: dict) -> bool:
         return sub.attempt > was["attempt"]
     if sub.submitted_at is not None and was.get("submitted_at") and sub.time_source != was.get("time_source", ""):
         return False                # times from different sources do not compare
-    return bool(sub.submitted_at is not None and was.get("submitted_at") and iso(sub.submitted_at) > was["submitted_at"])
+    return bool(sub.submitted_at is not None and was.get("submitted_at")
+                and iso(sub.submitted_at) > was["submitted_at"])
 
 
 def _lms_lateness(subs, terms) -> list[str]:

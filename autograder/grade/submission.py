@@ -7,7 +7,6 @@ gets plain data back; every comparison, and so every point, is decided here.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 

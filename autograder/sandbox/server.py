@@ -138,12 +138,12 @@ class _PidNamespaces:
 
 
 def _isolate(scratch_bytes: int) -> None:
-    """Give this process (the first of a submission's PID namespace) and what it starts a
-    mount namespace and an IPC namespace of their own (System V shared memory, message queues
-    and semaphores, POSIX message queues: none a previous submission made), with a fresh,
-    empty scratch space, /dev/shm and a /proc that shows only this namespace's processes. When this process ends, the kernel ends every
-    process of the namespace, and the scratch space disappears with the last of them:
-    nothing one submission leaves behind, files or processes, can reach the next."""
+    """Give this process (the first of a submission's PID namespace) and what it starts a mount
+    namespace and an IPC namespace of their own (System V shared memory, message queues and
+    semaphores, POSIX message queues: none a previous submission made), with a fresh, empty scratch
+    space, /dev/shm and a /proc that shows only this namespace's processes. When this process ends,
+    the kernel ends every process of the namespace, and the scratch space disappears with the last
+    of them: nothing one submission leaves behind, files or processes, can reach the next."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)

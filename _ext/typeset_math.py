@@ -98,7 +98,8 @@ def _relative(page: Path, root: Path, target: str) -> str:
 # `unselectable`, the MathML namespace (HTML's parser gives <math> its own), MathJax's own TeX
 # classes in the MathML, the default display of the MathML, and each formula's
 # `position: relative` (one rule in the page's stylesheet instead, _SIZE). 20-30 kB a chapter.
-_SPARE = [(re.compile(r' unselectable="on"| xmlns="http://www\.w3\.org/1998/Math/MathML"| data-mjx-texclass="[A-Z]+"'), ""),
+_SPARE = [(re.compile(r' unselectable="on"| xmlns="http://www\.w3\.org/1998/Math/MathML"'
+                      r'| data-mjx-texclass="[A-Z]+"'), ""),
           (re.compile(r'<mjx-assistive-mml display="inline">'), "<mjx-assistive-mml>"),
           (re.compile(r'(jax="CHTML"(?: display="true")?) style="position: relative;"'), r"\1")]
 
@@ -225,9 +226,11 @@ def _drop_mathjax(app, pagename, templatename, context, doctree):
 def _typeset(app, exception):
     if exception is not None or app.builder.format != "html":
         return
-    mathjax = Path(app.outdir) / "_static" / "mathjax"
+    mathjax = Path(app.srcdir) / "_vendor" / "mathjax"   # `make mathjax`
     if not (mathjax / "startup.js").is_file():
         raise TeXError(f"MathJax is missing from {mathjax} (make mathjax)")
+    # The site serves none of MathJax's scripts (an earlier build copied all of it, 24 MB).
+    shutil.rmtree(Path(app.outdir) / "_static" / "mathjax", ignore_errors=True)
     macros = ((app.config.mathjax3_config or {}).get("tex") or {}).get("macros") or {}
     start = time.monotonic()
     pages, count = typeset_site(Path(app.outdir), mathjax, macros, flat=app.builder.name == "singlehtml")

@@ -207,7 +207,8 @@ def test_math_is_typeset(visits, path):
         at = text.find(raw)
         assert at < 0, f"{path}: raw TeX {raw!r} left in the page: ...{text[max(0, at - 60):at + 60]}..."
     expected = v.page.evaluate("() => document.querySelectorAll('span.math, div.math').length")
-    rendered = v.page.evaluate("() => document.querySelectorAll('span.math > mjx-container, div.math > mjx-container').length")
+    rendered = v.page.evaluate(
+        "() => document.querySelectorAll('span.math > mjx-container, div.math > mjx-container').length")
     assert rendered >= expected, f"{path}: {expected} formulas, {rendered} typeset by MathJax"
     errors = v.page.evaluate("() => document.querySelectorAll('mjx-merror, [data-mjx-error]').length")
     assert not errors, f"{path}: {errors} formulas MathJax could not typeset"
@@ -815,17 +816,17 @@ def test_formulas_are_typeset_in_the_page_as_built(site):
             container = formula.find("mjx-container", recursive=False)
             assert container is not None and container.find("mjx-assistive-mml").find("math"), \
                 f"{path}: a formula not typeset: {formula.get_text()[:80]!r}"
-            for mml in container.find_all("mjx-assistive-mml"):
-                mml.extract()
-            shown = formula.get_text().replace(formula.find(class_="eqno").get_text() if formula.find(class_="eqno") else "", "")
+            for spoken in container.find_all("mjx-assistive-mml") + formula.select(".eqno"):
+                spoken.extract()
+            shown = formula.get_text()
             assert not RAW_TEX.search(shown), f"{path}: TeX left in a formula: {shown[:80]!r}"
         if formulas:
             style = soup.find("style", id="mathjax-styles")
             assert style and "@font-face" in style.string and "mjx-c" in style.string, f"{path}: no MathJax stylesheet"
             # Each font it names is there, with every character the page draws that MathJax's
             # own font of that name has.
-            drawn = {chr(int(code, 16)) if code else char
-                     for code, char in re.findall(r'content: ?"\\([0-9A-Fa-f]{1,6}) ?"|content: ?"(.)"', style.string)}
+            contents = re.findall(r'content: ?"\\([0-9A-Fa-f]{1,6}) ?"|content: ?"(.)"', style.string)
+            drawn = {chr(int(code, 16)) if code else char for code, char in contents}
             for font in re.findall(r'url\("([^"]+\.woff)"\)', style.string):
                 served = (HTML / path).parent.joinpath(font).resolve()
                 assert served.is_file(), f"{path}: font {font} missing"
@@ -834,6 +835,8 @@ def test_formulas_are_typeset_in_the_page_as_built(site):
                 assert not lacking, f"{path}: {served.name} lacks {sorted(lacking)}"
         total += len(formulas)
     assert total > 1000, f"{total} formulas in the whole book"
+    scripts = [p.relative_to(HTML) for p in (HTML / "_static").rglob("*.js") if "mathjax" in str(p).lower()]
+    assert not scripts, f"the site serves MathJax's scripts: {scripts[:3]}"
 
 
 def test_a_tex_error_fails_the_build(tmp_path):

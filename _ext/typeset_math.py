@@ -236,8 +236,9 @@ def _typeset(app, exception):
     macros = ((app.config.mathjax3_config or {}).get("tex") or {}).get("macros") or {}
     start = time.monotonic()
     pages, count = typeset_site(Path(app.outdir), mathjax, macros, flat=app.builder.name == "singlehtml")
+    earlier = sum(_TYPESET in p.read_text(encoding="utf-8") for p in Path(app.outdir).rglob("*.html")) - pages
     print(f"typeset_math: {count} formulas on {pages} pages typeset in {time.monotonic() - start:.1f} s "
-          f"(MathJax CommonHTML in node)")
+          f"(MathJax CommonHTML in node); {earlier} pages as an earlier build typeset them (unchanged since)")
 
 
 def setup(app):

@@ -2,7 +2,7 @@
 #   make book       build the book into _build/html (every code cell executed)
 #   make test       run the whole test suite (installs bubblewrap and PostgreSQL as root, with apt-get)
 #   make exercises  regenerate exercises/ from solutions/ (nbgrader generate_assignment)
-#   make mathjax    fetch MathJax into _vendor/mathjax (the book serves it itself: reads offline)
+#   make mathjax    fetch MathJax into _vendor/mathjax (typesets the formulas at build time, in node)
 #   make mathjax2   fetch MathJax 2 for Formgrader's pages (`autograder formgrade` refuses without it)
 #   make browser    install Debian's Chromium for the browser tests (tests/test_browser.py)
 #   make pdf        the whole book as one PDF, _build/pdf/book.pdf (printed by Chromium, offline)
@@ -19,7 +19,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export JUPYTER_CONFIG_PATH := $(abspath autograder)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test lint exercises sandbox browser poppler pdf mathjax mathjax2 postgresql bench-grading bytecode clean venv \
+.PHONY: book test lint exercises sandbox browser poppler pdf mathjax mathjax2 node postgresql bench-grading bytecode clean venv \
         student-repo student-setup-size edition
 
 venv: $(STAMP)
@@ -32,7 +32,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $@
 
-book: $(STAMP) bytecode mathjax
+book: $(STAMP) bytecode mathjax node
 	$(BIN)/jupyter-book build . --warningiserror --nitpick --keep-going
 
 # MathJax from the npm registry at build time, never from a CDN at read time.
@@ -73,6 +73,14 @@ sandbox:
 	      || echo "warning: could not install bubblewrap; sandboxed grading tests will be skipped"; \
 	  else echo "note: bubblewrap (bwrap) not found; install it to grade submissions safely"; fi; }
 
+# The book's formulas are typeset when it is built, by MathJax run in node (_ext/typeset_math.py):
+# Debian's nodejs; installed where we can, else `make book` stops here with one line.
+node:
+	@command -v node >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && apt-get install -y -qq nodejs) >/dev/null 2>&1 || true; fi; \
+	  command -v node >/dev/null 2>&1 || { echo "error: node is needed to typeset the book's formulas (apt-get install nodejs)"; exit 1; }; }
+
 # The browser tests drive Debian's Chromium (never `playwright install`); install it where we can.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
@@ -91,9 +99,9 @@ poppler:
 	  else echo "note: pdftotext not found; install poppler-utils to test the PDF"; fi; }
 
 # The whole book as one PDF: the single-page HTML build (same execution cache) printed by
-# Debian's Chromium once MathJax has typeset it, with _ext/book_pdf.css and .js (page numbers,
+# Debian's Chromium (its formulas typeset by the build), with _ext/book_pdf.css and .js (page numbers,
 # contents with pages, solutions at each chapter's end); copied into _build/html as a download.
-pdf: $(STAMP) bytecode mathjax browser poppler
+pdf: $(STAMP) bytecode mathjax node browser poppler
 	$(BIN)/python _ext/book_pdf.py
 
 # A shared gradebook is tested against Debian's PostgreSQL server (initdb, pg_ctl, run by the
@@ -118,7 +126,7 @@ bytecode: $(STAMP)
 # A base folder of the run's own for the tests' temporary files: pytest takes away the group and
 # other bits of /tmp/pytest-of-USER whenever any pytest session starts, and the tests that run
 # as a user without root (they enter folders of root's) would lose their way in mid-run.
-test: $(STAMP) bytecode sandbox browser poppler mathjax mathjax2 postgresql lint
+test: $(STAMP) bytecode sandbox browser poppler mathjax mathjax2 node postgresql lint
 	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15 --basetemp="$$(mktemp -d)/pytest"
 
 # The linter (pyproject.toml's [tool.ruff]: pycodestyle and pyflakes at the package's 120

@@ -1,6 +1,6 @@
 """The whole book as one PDF, built offline (`make pdf`): Sphinx's single-page HTML build of
 the book (the same execution cache as the HTML build: nothing re-executes), printed by
-Debian's Chromium through Playwright once MathJax has typeset every formula, with the
+Debian's Chromium through Playwright (every formula typeset by the build), with the
 chapters as PDF bookmarks. Writes _build/pdf/book.pdf, and copies it into _build/html (the
 download menu of every page links it; the HTML build copies it too when it exists)."""
 from __future__ import annotations
@@ -169,9 +169,8 @@ def print_pdf(site_dir: Path, target: Path) -> None:
                        or r.request.url.startswith("data:") else r.abort())
             page.goto(f"http://127.0.0.1:{server.server_address[1]}/{page_file.name}", wait_until="networkidle",
                       timeout=300_000)
-            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
-                                   timeout=120_000)
-            page.evaluate("() => MathJax.startup.promise.then(() => true)")
+            # The formulas were typeset when the page was built (_ext/typeset_math.py): their fonts.
+            page.evaluate("() => document.fonts.ready.then(() => true)")
             page.add_style_tag(content=PRINT_CSS.read_text())
             page.emulate_media(media="print")
             page.set_viewport_size({"width": TEXT_WIDTH_PX, "height": TEXT_HEIGHT_PX})

@@ -1,9 +1,10 @@
-"""The book reads offline: drop sphinx-thebe's scripts from every page; MathJax on the pages with
-mathematics, once a formula is near; the theme's icons from its icon font, not its 1.5 MB script;
-each chapter's executed notebook in the theme's download menu. The book on every screen: the
-theme's sidebar buttons work on phones and desktops, nothing is wider than a phone, code fits
-the column, every figure opens full size, the download menu offers the exercise notebook and
-the whole-book PDF, and every figure's smallest text is measured when a chapter executes.
+"""The book reads offline: drop sphinx-thebe's scripts from every page (and MathJax's:
+_ext/typeset_math.py typesets the formulas when the book is built); the theme's icons from its
+icon font, not its 1.5 MB script; each chapter's executed notebook in the theme's download
+menu. The book on every screen: the theme's sidebar buttons work on phones and desktops, nothing
+is wider than a phone, code fits the column, every figure opens full size, the download menu
+offers the exercise notebook and the whole-book PDF, and every figure's smallest text is
+measured when a chapter executes.
 
 Jupyter Book always loads sphinx-thebe, which points each page at thebe on a CDN (unpkg) and,
 as the book's environment is read twice, declares its `const THEBE_JS_URL` twice (a console
@@ -11,7 +12,6 @@ error on every page). The book has no Binder kernel to launch, so thebe has noth
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -186,50 +186,6 @@ class SelfCheckSolutions(SphinxPostTransform):
                     text.parent.replace(text, nodes.Text(" Self-check " + text.astext()[len(" Exercise "):]))
 
 
-# MathJax (0.76 MB of script, and its fonts) loads when the first formula comes within half a
-# screen of the window, not with every page that has a formula somewhere (issue 38): MathJax
-# then typesets the whole page. Where formulas are in the first screen it loads at once. The
-# page printed as the PDF (singlehtml) loads it as before.
-_LAZY_MATHJAX = """(function () {
-  "use strict";
-  var src = %s, loaded = false;
-  function load() {
-    if (loaded) return;
-    loaded = true;
-    var script = document.createElement("script");
-    script.src = src;
-    script.defer = true;
-    document.head.appendChild(script);
-  }
-  window.bookLoadMathJax = load;
-  function watch() {
-    var formulas = document.querySelectorAll(".math");
-    if (!formulas.length) return;
-    if (!("IntersectionObserver" in window)) return load();
-    var seen = new IntersectionObserver(function (entries) {
-      if (entries.some(function (e) { return e.isIntersecting; })) { seen.disconnect(); load(); }
-    }, {rootMargin: "0px 0px 50%% 0px"});
-    formulas.forEach(function (f) { seen.observe(f); });
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
-  else watch();
-})();"""
-
-
-def _lazy_mathjax(app, pagename, templatename, context, doctree):
-    if app.builder.name != "html" or "script_files" not in context:
-        return
-    scripts = []
-    for script in context["script_files"]:
-        filename = str(getattr(script, "filename", script) or "")
-        if filename in (app.config.mathjax_path, "_static/" + app.config.mathjax_path):
-            url = context["pathto"]("_static/" + app.config.mathjax_path, 1)
-            script = type(script)("", priority=getattr(script, "priority", 500),
-                                  body=_LAZY_MATHJAX % json.dumps(url))
-        scripts.append(script)
-    context["script_files"] = scripts
-
-
 def _static(app):
     app.config.html_static_path.append(str(HERE / "static"))
 
@@ -304,7 +260,6 @@ def setup(app):
     # are plain text (Unicode, not TeX), so the search page and the references need none.
     app.connect("config-inited", _templates)
     app.connect("html-page-context", _drop_thebe, priority=900)
-    app.connect("html-page-context", _lazy_mathjax, priority=950)
     # env_version: a new version re-reads and re-writes every page (not re-executes): raise it
     # when this file changes what the pages contain.
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 12}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 13}

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
+from fontTools.ttLib import TTFont
 
 from tests.conftest import ROOT, build_book
 
@@ -73,7 +74,7 @@ def _fresh() -> bool:
     if not index.exists() or not MATHJAX.exists():
         return False
     sources = [ROOT / "_config.yml", ROOT / "_toc.yml", *(ROOT / "book").glob("*.md"),
-               *(ROOT / "_ext").glob("*.py"), *(ROOT / "_ext" / "static").glob("*"),
+               *(ROOT / "_ext").glob("*.py"), ROOT / "_ext" / "typeset_math.js", *(ROOT / "_ext" / "static").glob("*"),
                *(ROOT / "_ext" / "templates").rglob("*.html")]
     built = min(p.stat().st_mtime for p in [index, *(HTML / "book").glob("*.html")])
     return all(s.stat().st_mtime < built for s in sources)
@@ -154,12 +155,12 @@ class Visit:
         self.settle()
         if not typeset:
             return
-        # A page loads MathJax once a formula comes near (_ext/offline_book.py); the tests read
-        # every formula, so they ask for it at once, as a page does when a solution opens.
-        self.page.evaluate("() => window.bookLoadMathJax && window.bookLoadMathJax()")
-        if self.page.evaluate("() => !!window.MathJax"):
-            self.page.wait_for_function("() => window.MathJax.startup && window.MathJax.startup.promise")
-            self.page.evaluate("() => window.MathJax.startup.promise.then(() => true)")
+        # The formulas come typeset in the page (_ext/typeset_math.py): the fonts they use.
+        self.page.evaluate("() => document.fonts.ready.then(() => true)")
+
+    def mathjax_scripts(self) -> list[str]:
+        """MathJax's scripts the page asked for (its fonts, under the same folder, are no script)."""
+        return [r.url for r in self.finished if "/mathjax/" in r.url and urlsplit(r.url).path.endswith(".js")]
 
     def _finished(self, request) -> None:
         self.pending.discard(request)
@@ -256,12 +257,16 @@ def test_math_is_typeset(visits, path):
         at = text.find(raw)
         assert at < 0, f"{path}: raw TeX {raw!r} left in the page: ...{text[max(0, at - 60):at + 60]}..."
     expected = v.page.evaluate("() => document.querySelectorAll('span.math, div.math').length")
-    rendered = v.page.evaluate("() => document.querySelectorAll('mjx-container').length")
+    rendered = v.page.evaluate(
+        "() => document.querySelectorAll('span.math > mjx-container, div.math > mjx-container').length")
     assert rendered >= expected, f"{path}: {expected} formulas, {rendered} typeset by MathJax"
     errors = v.page.evaluate("() => document.querySelectorAll('mjx-merror, [data-mjx-error]').length")
     assert not errors, f"{path}: {errors} formulas MathJax could not typeset"
     if path.startswith("book/0") or path.startswith("book/1"):
         assert rendered > 0, f"{path}: no formula typeset"
+    # Typeset when the book was built (issue 38): no page loads MathJax's script (0.76 MB).
+    assert not v.mathjax_scripts(), f"{path} loads MathJax: {v.mathjax_scripts()}"
+    assert not v.page.evaluate("() => !!window.MathJax"), f"{path} has MathJax running"
 
 
 SCROLL_TO_EVERY_IMAGE = """async () => {
@@ -769,13 +774,10 @@ def test_no_formula_is_cut_on_a_phone_with_every_solution_open(solutions_open, p
 # ---- Light pages (issue 38): what a page costs to open ------------------------------------
 
 # Bytes a page may transfer, once loaded, before the reader scrolls (issue 38; each page loaded
-# 3.5-5.3 MB before it). 1.5 MB is the aim, and every page that opens without a formula in view
-# keeps to it (0.8-1.0 MB). A page with a formula in or near its first screen loads MathJax
-# (0.76 MB of script and about 0.12 MB of fonts) and is allowed 2.25 MB: with the theme's
-# stylesheet (0.40 MB) and icon font (0.16 MB) that page cannot reach 1.5 MB until the formulas
-# are typeset when the book is built rather than in the browser.
+# 3.5-5.3 MB before it): 1.5 MB at most on any page. The formulas come typeset in the page
+# (_ext/typeset_math.py) with the MathJax fonts they use; no page loads MathJax's script (a page
+# with a formula in view loaded 0.76 MB of it, and weighed 1.85-2.17 MB).
 PAGE_BUDGET = 1_500_000
-PAGE_WITH_MATHJAX_BUDGET = 2_250_000
 
 
 def _transferred(v: Visit) -> list[tuple[int, str]]:
@@ -796,10 +798,6 @@ def page_weights(browser, site) -> dict[str, list[tuple[int, str]]]:
     for path in PAGES:
         v = Visit(browser, site, path, width=1280, typeset=False)
         try:
-            # A page that has started loading MathJax (a formula in view) finishes typesetting.
-            if v.page.evaluate("() => !!document.querySelector('script[src*=\"/mathjax/\"]')"):
-                v.page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-                v.page.evaluate("() => MathJax.startup.promise.then(() => true)")
             v.settle()
             assert not v.blocked and not v.failed, (path, v.blocked, v.failed)
             weights[path] = _transferred(v)
@@ -820,8 +818,9 @@ def page_weights(browser, site) -> dict[str, list[tuple[int, str]]]:
 def test_page_is_light(page_weights, path):
     rows = page_weights[path]
     total = sum(b for b, _ in rows)
-    budget = PAGE_WITH_MATHJAX_BUDGET if any("/mathjax/" in url for _, url in rows) else PAGE_BUDGET
+    budget = PAGE_BUDGET
     assert not any(url.endswith("fontawesome.js") for _, url in rows), f"{path} still loads fontawesome.js"
+    assert not any("/mathjax/" in url and url.endswith(".js") for _, url in rows), f"{path} loads MathJax"
     assert total <= budget, (f"{path} transfers {total / 1e6:.2f} MB once loaded (at most {budget / 1e6:.2f} "
                              "MB); largest: " + "; ".join(f"{url} {b / 1e6:.2f} MB" for b, url in rows[:4]))
 
@@ -851,21 +850,88 @@ def test_every_icon_has_a_glyph(visits, path, width):
     assert not v.page.evaluate("() => Array.from(document.scripts).filter(s => /fontawesome/.test(s.src)).length")
 
 
-def test_mathjax_loads_when_a_formula_comes_near(browser, site):
-    """Chapter 03's first formula is below the first screen at 1280 px: the page opens without
-    MathJax, and loads it (and typesets every formula) once the reader scrolls to it."""
-    v = Visit(browser, site, "book/03_self_attention_basics.html", width=1280, typeset=False)
-    try:
-        mathjax = lambda: [r for r in v.finished if "/mathjax/" in r.url]  # noqa: E731
-        first = v.page.locator("article .math").first
-        assert first.evaluate("m => m.getBoundingClientRect().top") > 900 * 1.5, "the first formula moved up"
-        assert not mathjax() and not v.page.evaluate("() => !!(window.MathJax && MathJax.startup)")
-        first.scroll_into_view_if_needed()
-        v.page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-        v.page.evaluate("() => MathJax.startup.promise.then(() => true)")
-        assert mathjax(), "no MathJax request after scrolling to a formula"
-        assert v.page.evaluate("() => document.querySelectorAll('mjx-container').length") >= \
-            v.page.evaluate("() => document.querySelectorAll('span.math, div.math').length") > 10
-        assert not v.blocked and not v.failed and not v.console, (v.blocked, v.failed, v.console)
-    finally:
-        v.close()
+def test_formulas_are_typeset_in_the_page_as_built(site):
+    """Every formula of every page is typeset in the HTML file itself (_ext/typeset_math.py):
+    MathJax's output and its MathML inside each of Sphinx's formula elements, no TeX left for
+    a browser to typeset, no MathJax script or configuration, and the page's own stylesheet
+    of MathJax's characters (its fonts served from the site)."""
+    total = 0
+    for path in PAGES:
+        soup = BeautifulSoup((HTML / path).read_text(encoding="utf-8"), "html.parser")
+        assert not soup.select('script[src*="mathjax"]'), f"{path} loads MathJax's script"
+        assert not any("MathJax" in (s.string or "") for s in soup.find_all("script")), f"{path} configures MathJax"
+        formulas = soup.select("span.math, div.math")
+        for formula in formulas:
+            container = formula.find("mjx-container", recursive=False)
+            assert container is not None and container.find("mjx-assistive-mml").find("math"), \
+                f"{path}: a formula not typeset: {formula.get_text()[:80]!r}"
+            for spoken in container.find_all("mjx-assistive-mml") + formula.select(".eqno"):
+                spoken.extract()
+            shown = formula.get_text()
+            assert not RAW_TEX.search(shown), f"{path}: TeX left in a formula: {shown[:80]!r}"
+        if formulas:
+            style = soup.find("style", id="mathjax-styles")
+            assert style and "@font-face" in style.string and "mjx-c" in style.string, f"{path}: no MathJax stylesheet"
+            # Each font it names is there, with every character the page draws that MathJax's
+            # own font of that name has.
+            contents = re.findall(r'content: ?"\\([0-9A-Fa-f]{1,6}) ?"|content: ?"(.)"', style.string)
+            drawn = {chr(int(code, 16)) if code else char for code, char in contents}
+            for font in re.findall(r'url\("([^"]+\.woff)"\)', style.string):
+                served = (HTML / path).parent.joinpath(font).resolve()
+                assert served.is_file(), f"{path}: font {font} missing"
+                full = TTFont(ROOT / "_vendor" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2" / served.name)
+                lacking = {c for c in drawn if ord(c) in full.getBestCmap()} - set(map(chr, TTFont(served).getBestCmap() or {}))
+                assert not lacking, f"{path}: {served.name} lacks {sorted(lacking)}"
+        total += len(formulas)
+    assert total > 1000, f"{total} formulas in the whole book"
+    scripts = [p.relative_to(HTML) for p in (HTML / "_static").rglob("*.js") if "mathjax" in str(p).lower()]
+    assert not scripts, f"the site serves MathJax's scripts: {scripts[:3]}"
+
+
+def test_a_tex_error_fails_the_build(tmp_path):
+    """A formula MathJax cannot typeset stops the build with the page and the formula (never a
+    page shipped with raw TeX or MathJax's red error box); a sound one is typeset in place."""
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import typeset_math
+
+    page = ('<html><head></head><body><p>Fine <span class="math notranslate nohighlight">\\(a^2\\)</span>, '
+            'broken <span class="math notranslate nohighlight">\\(\\frac{1}{\\)</span></p></body></html>')
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "bad.html").write_text(page)
+    with pytest.raises(typeset_math.TeXError, match=r"book/bad\.html: Missing close brace in '\\\\frac\{1\}\{'"):
+        typeset_math.typeset_site(tmp_path, MATHJAX.parent)
+    (tmp_path / "book" / "bad.html").write_text(page.replace("\\frac{1}{", "\\frac{1}{2}"))
+    assert typeset_math.typeset_site(tmp_path, MATHJAX.parent) == (1, 2)
+    typeset = (tmp_path / "book" / "bad.html").read_text()
+    assert typeset.count("<mjx-container") == 2 and "\\(" not in typeset and "<msup><mi>a</mi><mn>2</mn></msup>" in typeset
+    assert '<span class="math notranslate nohighlight"><mjx-container' in typeset
+    # The fonts, cut down to the characters used: "a" and "2" drawn, "Z" not.
+    fonts = re.findall(r'url\("(\.\./_static/mathjax-fonts/[0-9a-f]{10}/MathJax_[\w-]+\.woff)"\)', typeset)
+    assert any(f.endswith("/MathJax_Main-Regular.woff") for f in fonts), fonts
+    cmaps = {f: TTFont(tmp_path / "book" / f).getBestCmap() or {} for f in fonts}
+    assert any(ord("a") in c for c in cmaps.values()) and all(ord("Z") not in c for c in cmaps.values()), cmaps
+    assert ord("2") in cmaps[next(f for f in fonts if f.endswith("/MathJax_Main-Regular.woff"))]
+
+
+FORMULA_COLOURS = """() => {
+  const m = document.querySelector('article p span.math mjx-c');
+  const p = m.closest('p');
+  return {formula: getComputedStyle(m, '::before').color, text: getComputedStyle(p).color};
+}"""
+
+
+def test_formulas_follow_light_and_dark_mode(browser, site):
+    """A formula is drawn in the colour of the text around it, in light and in dark mode."""
+    seen = {}
+    for mode in ("light", "dark"):
+        v = Visit(browser, site, "book/04_seq2seq_attention.html", width=1280, typeset=False)
+        try:
+            # The theme's own light/dark switch keeps the reader's choice in localStorage.
+            v.page.evaluate("m => localStorage.setItem('mode', m)", mode)
+            v.page.reload(wait_until="networkidle")
+            assert v.page.evaluate("() => document.documentElement.dataset.theme") == mode
+            seen[mode] = v.page.evaluate(FORMULA_COLOURS)
+        finally:
+            v.close()
+        assert seen[mode]["formula"] == seen[mode]["text"], (mode, seen[mode])
+    assert seen["light"]["text"] != seen["dark"]["text"], seen

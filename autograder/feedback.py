@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 
 from . import course
-from .flags import messages
+from .flags import all_flags, messages
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -152,10 +152,6 @@ def _final(r: dict) -> float:
     return (r.get("term") or {}).get("score", r["score"])
 
 
-def _all_flags(r: dict) -> list[dict]:
-    return r["flags"] + ((r.get("term") or {}).get("flags") or [])
-
-
 def _who(student: str, names: dict) -> str:
     """A student's id and, when known, name, escaped: both come from the student's upload or
     the roster."""
@@ -187,7 +183,7 @@ def _term_section(results: list[dict], missing: list[str], ungraded: list[str], 
 def _unmatched_section(results: list[dict], unmatched: list[str]) -> str:
     """What the download held that is nobody on the roster: files left out (an LMS download's),
     and submissions graded under an id the roster does not have."""
-    strays = [r for r in results if any(f.get("code") == "not-on-roster" for f in _all_flags(r))]
+    strays = [r for r in results if any(f.get("code") == "not-on-roster" for f in all_flags(r))]
     if not unmatched and not strays:
         return ""
     rows = "".join(f"<tr><td><code>{html.escape(name)}</code></td><td>not graded</td></tr>" for name in unmatched)
@@ -254,10 +250,10 @@ def instructor_report(assignment: str, results: list[dict], missing: list[str] =
         rate = passed / len(results)
         pass_rows.append(f"<tr><td><code>{html.escape(t['grade_id'])}</code></td><td>{t['max_points']:g}</td>"
                          f"<td>{passed} / {len(results)}</td><td>{rate:.0%}</td></tr>")
-    flagged = [r for r in results if _all_flags(r)]
+    flagged = [r for r in results if all_flags(r)]
     flag_rows = "".join(
         f"<tr><td>{_who(r['student'], names)}</td><td>{_final(r):g}</td><td><ul>"
-        + "".join(f"<li>{html.escape(m)}</li>" for m in messages(_all_flags(r))) + "</ul></td></tr>" for r in flagged)
+        + "".join(f"<li>{html.escape(m)}</li>" for m in messages(all_flags(r))) + "</ul></td></tr>" for r in flagged)
     body = (f"<h1>{html.escape(assignment)}: grading report</h1>"
             f"<p>{len(results)} submissions; mean score {mean:.2f} of {max_score:g}; "
             f"{sum(1 for s in scores if s == max_score)} with full marks; {len(flagged)} flagged.</p>"

@@ -84,6 +84,11 @@ class Flag:
         return asdict(self)
 
 
+def all_flags(result: dict) -> list[dict]:
+    """A result's flags: its grading's and its term's (lateness, roster)."""
+    return (result.get("flags") or []) + ((result.get("term") or {}).get("flags") or [])
+
+
 def flag(code: str, **fields) -> Flag:
     template, visible = _MESSAGES[code]
     return Flag(code, template.format(**fields), visible)

@@ -21,9 +21,10 @@ import time
 from pathlib import Path
 
 from .. import course
-from ..flags import Flag, flag
+from ..flags import Flag, all_flags, flag
 from . import digest, student_salt
 from .phases import Phases
+from .plan import Seen, plan
 from .pool import open_pool
 from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, source_imports
 from ..sandbox.host import Limits, bwrap_path, sandbox_problem
@@ -169,10 +170,6 @@ def _absent(student: str, assignment: str, max_score: float, terms, status: str)
                      "due": iso(due), "score": 0.0, "raw_score": 0.0, "late_penalty": 0.0, "flags": []}}
 
 
-def _all_flags(result: dict) -> list:
-    return result.get("flags", []) + ((result.get("term") or {}).get("flags") or [])
-
-
 def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -> list:
     """Groups of submissions worth a look (similarity.py), from the autograded notebooks in
     the workspace: the whole class's, not only this run's. Every code cell a student wrote
@@ -202,6 +199,16 @@ def _provenance(sub: Submission) -> dict:
 
     return {"source": sub.source, "attempt": sub.attempt, "submitted_at": iso(sub.submitted_at),
             "time_source": sub.time_source or "", "lms": sub.lms, "lms_id": sub.lms_id, "lms_name": sub.lms_name}
+
+
+def _seen(ws: Workspace, sub: Submission) -> Seen:
+    """The submission read, against the result stored for its student."""
+    old = ws.load_result(sub.slug)
+    if old and old.get("student") != sub.student:
+        old = None
+    data, problem = _read(sub)
+    return Seen(sub.student, data, problem, sub.notebook.name if sub.notebook else None,
+                digest(data) if data else None, old, old is not None and _newer(sub, old))
 
 
 def _newer(sub: Submission, old: dict) -> bool:
@@ -467,44 +474,13 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         by_id = {s.student: s for s in subs}
         secret = ws.secret()
         key = ws.resume_key(source_path, limits, secret)
-        done: dict[str, dict] = {}        # graded now or reused: their standing is brought up to date
-        frozen: dict[str, dict] = {}      # partial regrade, submission changed since: left exactly as they are
-        ungraded: list[str] = []
-        kept_accepted: list[str] = []
-        data: dict[str, bytes | None] = {}
-        earlier: dict[str, str | None] = {}  # the digest of the notebook each student was graded on before
-        todo = []
-        for sub in subs:
-            old = ws.load_result(sub.slug)
-            if old and old.get("student") != sub.student:
-                old = None
-            data[sub.student], problem = _read(sub)
-            digest_now = digest(data[sub.student]) if data[sub.student] else None
-            name = sub.notebook.name if sub.notebook else None
-            same = old is not None and old.get("digest") == digest_now and old.get("notebook") == name
-            if old is not None:
-                earlier[sub.student] = old.get("digest")
-            if partial and not (sub.student in students or (flagged and old is not None and _all_flags(old))):
-                # not chosen: never graded here. Its standing (penalty, manual scores) is brought
-                # up to date while the result fits the submission; else it stays as it was.
-                if same:
-                    done[sub.student] = old
-                elif old is not None:
-                    frozen[sub.student] = old
-                else:
-                    ungraded.append(sub.student)
-                continue
-            if not (regrade or partial) and same and old.get("key") == key:
-                done[sub.student] = old
-                continue
-            if old is not None and old.get("accepted") and not same and not _newer(sub, old):
-                # a submission the instructor accepted with --student, older or of unknown age here:
-                # kept until the instructor takes this one with --student
-                frozen[sub.student] = old
-                kept_accepted.append(sub.student)
-                continue
-            todo.append((sub.student, assignment, data[sub.student], name, problem,
-                         student_salt(secret, assignment, sub.student)))
+        seen = [_seen(ws, sub) for sub in subs]
+        chosen = plan(seen, key, regrade=regrade, students=students, flagged=flagged)
+        done = dict(chosen.reused)        # graded now or reused: their standing is brought up to date
+        frozen, ungraded, kept_accepted, earlier = chosen.frozen, chosen.ungraded, chosen.kept_accepted, chosen.earlier
+        data = {s.student: s.data for s in seen}
+        todo = [(s.student, assignment, s.data, s.notebook, s.problem, student_salt(secret, assignment, s.student))
+                for s in chosen.grade]
         slugs = {s.student: s.slug for s in subs}
         phases.mark("submissions read")
         pool.trim(len(todo))
@@ -604,7 +580,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         "workers": min(pool.size, len(todo)), "mean": sum(scores) / len(scores) if scores else 0.0,
         "max_score": source.max_score,
         "full_marks": sum(1 for s in scores if s == source.max_score),
-        "flagged": sum(1 for r in graded_rows if _all_flags(r)),
+        "flagged": sum(1 for r in graded_rows if all_flags(r)),
         "late": sorted(r["student"] for r, t in zip(graded_rows, terms_of) if t.get("seconds_late")),
         "missing": missing, "ungraded": ungraded,
         "not_on_roster": sorted(r["student"] for r, t in zip(graded_rows, terms_of)

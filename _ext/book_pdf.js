@@ -137,8 +137,11 @@ window.bookPdf = (() => {
       const math = c.querySelector("mjx-math") || c;
       const width = math.getBoundingClientRect().width;
       if (width > room) {
+        // `scale`: the formula's new size as a share of its size on the page, which is itself a
+        // share of the text's (typeset_math.py's 127.3 %): the style set is the product of both.
         const scale = Math.floor((100 * room) / width) - 1;
-        c.style.fontSize = `${scale}%`;
+        const current = (100 * parseFloat(getComputedStyle(c).fontSize)) / parseFloat(getComputedStyle(c.parentElement).fontSize);
+        c.style.fontSize = `${((current * scale) / 100).toFixed(1)}%`;
         shrunk.push({ id: box.id || "", scale });
       }
     }

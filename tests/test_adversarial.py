@@ -20,53 +20,14 @@ import nbformat
 import pytest
 
 from autograder.notebook import strip_hidden
+from tests.builders import (A, MAX, WRONG, answer_case, answers, base_notebook, correct_code, graded_cells,
+                            with_answer, write)
 from tests.conftest import SANDBOX, needs_sandbox, read_csv, read_results, run_grade, source_path, student_folder
-
-A = "02_similarity"
-MAX = 11.0
 
 # Under `make test` (pytest -n 2 --dist loadgroup) this file runs on one worker, whole:
 # its module-scoped fixture runs once.
 pytestmark = [pytest.mark.xdist_group("adversarial")]
 
-WRONG = '''
-def dot_similarity(A, B):
-    return np.zeros((np.shape(A)[0], np.shape(B)[0]))
-
-def cosine_similarity(A, B, eps=1e-8):
-    return np.zeros((np.shape(A)[0], np.shape(B)[0]))
-
-def softmax(x, axis=-1):
-    x = np.asarray(x, dtype=float)
-    return np.zeros(x.shape)
-'''
-
-
-def base_notebook() -> nbformat.NotebookNode:
-    return nbformat.read(str(source_path(A)), as_version=4)
-
-
-def answers(nb) -> list:
-    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
-
-
-def graded_cells(nb) -> list:
-    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
-            and not c.metadata.get("nbgrader", {}).get("solution")]
-
-
-def correct_code() -> str:
-    return "\n\n".join(c.source for c in answers(base_notebook()))
-
-
-def with_answer(code: str, nb=None) -> nbformat.NotebookNode:
-    """The notebook with its first answer cell replaced by `code` and the others emptied."""
-    nb = nb or base_notebook()
-    cells = answers(nb)
-    cells[0].source = code
-    for c in cells[1:]:
-        c.source = "# (answer given above)"
-    return nb
 
 
 @dataclass
@@ -78,15 +39,6 @@ class Case:
     flag: str | None = None        # a substring one of its flags must contain
     what: str = ""
     checks: list = field(default_factory=list)
-
-
-def write(folder: Path, nb, name: str = f"{A}.ipynb") -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(folder / name))
-
-
-def answer_case(code: str):
-    return lambda folder, ctx: write(folder, with_answer(code))
 
 
 # -------------------------------------------------------------------------- the cases

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BIN, ROOT, needs_sandbox, read_csv, read_results, run_grade
-from tests.test_adversarial import CASES, MAX, WRONG, _contents, _Listener, correct_code, with_answer, write
+from tests.builders import MAX, WRONG, correct_code, with_answer, write
+from tests.test_adversarial import CASES, _contents, _Listener
 
 A = "02_similarity"
 pytestmark = [needs_sandbox, pytest.mark.xdist_group("dask")]     # one pytest worker: each test runs a class

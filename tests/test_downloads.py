@@ -19,9 +19,8 @@ import pytest
 from autograder.course import CourseError
 from autograder.submissions import collect
 from tests.conftest import ROOT, needs_sandbox
-from tests.test_adversarial import WRONG, base_notebook, with_answer
+from tests.builders import A, autograder, base_notebook, MAX, ok, rows_of, with_answer, WRONG
 from tests.test_lms import CANVAS_ROSTER, MOODLE_WORKSHEET, _moodle_workspace, canvas_zip, text
-from tests.test_term import A, MAX, autograder, ok, rows_of
 
 pytestmark = [pytest.mark.xdist_group("downloads")]
 

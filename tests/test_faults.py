@@ -17,7 +17,7 @@ import pytest
 
 from autograder.gradebook import open_gradebook, scores
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results, run_grade, source_path
-from tests.test_adversarial import WRONG, base_notebook, correct_code, with_answer, write
+from tests.builders import WRONG, base_notebook, correct_code, with_answer, write
 
 A = "02_similarity"
 pytestmark = [needs_sandbox, pytest.mark.xdist_group("faults")]   # one worker: each test runs a class

@@ -28,9 +28,8 @@ import pytest
 
 from autograder.gradebook import open_gradebook
 from tests.conftest import needs_sandbox
-from tests.test_adversarial import base_notebook, with_answer
+from tests.builders import A, autograder, base_notebook, ok, with_answer
 from tests.test_lms import Formgrader, _chromium
-from tests.test_term import A, autograder, ok
 
 pytestmark = [pytest.mark.xdist_group("formgrade_security")]
 

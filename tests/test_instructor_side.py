@@ -13,8 +13,7 @@ import pytest
 
 from autograder.gradebook import open_gradebook
 from tests.conftest import needs_sandbox, read_csv
-from tests.test_adversarial import WRONG, base_notebook, with_answer, write
-from tests.test_term import autograder, ok
+from tests.builders import autograder, base_notebook, ok, with_answer, write, WRONG
 
 A = "02_similarity"
 MAX = 11.0

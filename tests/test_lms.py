@@ -16,8 +16,7 @@ import pytest
 from autograder.course import CourseError
 from autograder.gradebook import open_gradebook
 from tests.conftest import needs_sandbox, read_results
-from tests.test_adversarial import WRONG, base_notebook, with_answer
-from tests.test_term import A, MAX, autograder, ok, rows_of
+from tests.builders import A, autograder, base_notebook, MAX, ok, rows_of, with_answer, WRONG
 
 pytestmark = [pytest.mark.xdist_group("lms")]
 
@@ -514,7 +513,7 @@ def test_copying_is_found_after_names_comments_and_spacing_are_set_aside():
 
 @needs_sandbox
 def test_the_report_lists_possible_copying_and_changes_no_score(tmp_path):
-    from tests.test_adversarial import write
+    from tests.builders import write
 
     subs = tmp_path / "subs"
     for student, code in {"ann": ORIGINAL, "ben": RENAMED, "cy": OTHER}.items():

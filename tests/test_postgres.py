@@ -25,8 +25,7 @@ import pytest
 from autograder.gradebook import open_gradebook
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results
 from tests.postgres import postgres_server
-from tests.test_adversarial import WRONG, correct_code, with_answer
-from tests.test_term import autograder, clean_terminal, ok, submit
+from tests.builders import autograder, clean_terminal, correct_code, ok, submit, with_answer, WRONG
 
 A = "02_similarity"
 DUE = datetime(2025, 3, 14, 23, 0, tzinfo=timezone.utc)

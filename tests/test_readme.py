@@ -21,9 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, needs_sandbox
-from tests.test_adversarial import WRONG, base_notebook, with_answer
+from tests.builders import A, base_notebook, MAX, rows_of, with_answer, WRONG
 from tests.test_lms import CANVAS_ROSTER, MOODLE_WORKSHEET, ZIPPED_AT, canvas_zip, text
-from tests.test_term import A, MAX, rows_of
 
 pytestmark = [pytest.mark.xdist_group("lms")]
 

@@ -23,37 +23,13 @@ import pytest
 
 from autograder.gradebook import open_gradebook
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results
-from tests.test_adversarial import WRONG, base_notebook, with_answer, write
+from tests.builders import (A, MAX, WRONG, autograder, base_notebook, clean_terminal, ok, rows_of,
+                            submit, with_answer, write)
 
-A = "02_similarity"
-MAX = 11.0
 DUE = datetime(2025, 3, 14, 23, 0, tzinfo=timezone.utc)
 TESTS = ["test_dot_similarity_torch", "test_dot_similarity_contract", "test_cosine_similarity_torch",
          "test_cosine_similarity_zero_vectors", "test_cosine_similarity_scale", "test_softmax_torch",
          "test_softmax_large_inputs", "test_softmax_neg_inf", "test_softmax_axis", "test_softmax_contract"]
-
-
-def autograder(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    """`python -m autograder ...` as an instructor types it (no --quiet added)."""
-    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert proc.returncode == 0, f"failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-3000:]}"
-    return proc
-
-
-def submit(folder: Path, nb, when: datetime) -> None:
-    """A student's folder with one notebook whose modification time is `when`."""
-    write(folder, nb)
-    stamp = when.timestamp()
-    os.utime(folder / f"{A}.ipynb", (stamp, stamp))
-
-
-def rows_of(path: Path) -> dict[str, dict]:
-    with open(path, newline="") as f:
-        return {r.get("student") or r.get("student_id") or r.get("SIS User ID"): r for r in csv.DictReader(f)}
 
 
 def digests(ws: Path, students: list[str]) -> dict[str, tuple[str, int]]:
@@ -68,16 +44,7 @@ def digests(ws: Path, students: list[str]) -> dict[str, tuple[str, int]]:
     return out
 
 
-def clean_terminal(proc: subprocess.CompletedProcess) -> None:
-    """A grading run prints its progress bar (stderr) and its summary (stdout), nothing else."""
-    text = proc.stdout + proc.stderr
-    assert "warning" not in text.lower(), text[-3000:]
-    for piece in proc.stderr.replace("\r", "\n").splitlines():
-        assert piece.strip() == "" or piece.startswith("grading:"), f"unexpected stderr: {piece!r}"
-    prefixes = ("graded ", "regraded ", "mean score", "deadline:", "roster:", "not graded yet", "changed since graded", "not in this download", "grades:",
-                "report:", "feedback:", "gradebook:")
-    for line in proc.stdout.splitlines():
-        assert line.startswith(prefixes), f"unexpected stdout: {line!r}"
+
 
 
 # --------------------------------------------------------------------------- the class

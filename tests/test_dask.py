@@ -259,11 +259,14 @@ for name in sys.argv[3:]:
 """
 
 
-def _task(student: str) -> tuple:
+def _task(student: str):
     """A pool's task for a correct notebook (as run.py makes them)."""
     import nbformat
 
-    return (student, A, nbformat.writes(with_answer(correct_code())).encode(), f"{A}.ipynb", None, "salt-" + student)
+    from autograder.grade import Task
+
+    return Task(student, A, nbformat.writes(with_answer(correct_code())).encode(), f"{A}.ipynb", None,
+                "salt-" + student)
 
 
 def test_a_grading_that_outlives_its_grace_is_abandoned_as_a_local_run_abandons_it(tmp_path):

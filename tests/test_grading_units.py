@@ -16,7 +16,7 @@ from autograder.jsontext import json_nesting
 from autograder.sandbox import protocol
 from autograder.feedback import instructor_report, student_feedback
 from autograder.flags import exception_name, flag
-from autograder.grade import student_salt
+from autograder.grade import Task, student_salt
 from autograder.notebook import NotebookError, parse_notebook, read_regular_file, strip_hidden
 from autograder.submissions import collect, workspace_name
 from tests.conftest import needs_sandbox
@@ -422,7 +422,7 @@ def test_a_worker_lost_with_a_submission_sent_ahead_costs_only_the_one_it_was_gr
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.path.join(root, "solutions", "02_similarity", "02_similarity.ipynb")
     source, data = load_source(path), open(path, "rb").read()        # the solution: full marks
-    tasks = [(f"s{i}", "02_similarity", data, "02_similarity.ipynb", None, student_salt("k", "02_similarity", f"s{i}"))
+    tasks = [Task(f"s{i}", "02_similarity", data, "02_similarity.ipynb", None, student_salt("k", "02_similarity", f"s{i}"))
              for i in range(6)]
     pool = _Pool(1, path, Limits(wall_seconds=20), unsafe=not SANDBOX, warm=source_imports(path))
     results, killed = [], []

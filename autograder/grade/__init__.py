@@ -3,16 +3,29 @@ the grading of one submission in a trusted worker (`submission`: proxies, tests)
 
 import hashlib
 from pathlib import Path
+from typing import NamedTuple
+
+
+class Task(NamedTuple):
+    """One submission to grade, as a pool sends it to a worker (pickled: by pipe to a local
+    worker, by Dask to a remote one)."""
+
+    student: str
+    assignment: str
+    data: bytes | None          # the notebook's bytes (None: no readable notebook)
+    notebook: str | None        # its file name
+    problem: object             # the flags.Flag that says why it could not be read, or None
+    salt: str                   # the seed of the student's inputs (student_salt)
 
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def abandoned(task: tuple, problem) -> dict:
+def abandoned(task: Task, problem) -> dict:
     """A pool's result for a task whose grading was given up (grade/pool.py), with the
     `flags.Flag` that says why."""
-    return {"student": task[0], "abandoned": problem.to_dict(), "notebook": task[3]}
+    return {"student": task.student, "abandoned": problem.to_dict(), "notebook": task.notebook}
 
 
 def student_salt(secret: str, assignment: str, student: str) -> str:

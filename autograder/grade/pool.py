@@ -5,7 +5,7 @@ grading (what to grade, resume, the gradebook, feedback) and hands each submissi
 - `pool_dask.DaskPool`: the workers of a Dask cluster (`--cluster ADDRESS`), each Dask worker
   process with its own warm sandbox.
 
-A task is the tuple (student, assignment, notebook bytes or None, notebook name, problem flag or
+A task is a grade.Task (student, assignment, notebook bytes or None, notebook name, problem flag or
 None, salt); a result is the plain dict `submission.grade_submission` returns, or
 {"student", "abandoned": flag dict, "notebook"} when the grading was given up (worker lost).
 """

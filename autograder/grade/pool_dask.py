@@ -167,7 +167,7 @@ class DaskPool:
 
         n = len(tasks)
         futures = self.client.map(grade, [self.assignment] * n, [self.version] * n, [self.limits] * n, tasks,
-                                  key=[f"autograder-{t[0]}-{uuid.uuid4().hex[:12]}" for t in tasks], pure=False,
+                                  key=[f"autograder-{t.student}-{uuid.uuid4().hex[:12]}" for t in tasks], pure=False,
                                   workers=sorted(self.able), allow_other_workers=True)
         return dict(zip(futures, tasks))
 
@@ -266,10 +266,10 @@ class _Run:
             self.futures.update(pool._submit(batch))
         if not self.waiting and not self.futures and self.suspects:
             task = self.suspects.pop(0)
-            if task[0] not in self.alone:
-                print(f"autograder: {task[0]}: Dask workers died while it was being graded; "
+            if task.student not in self.alone:
+                print(f"autograder: {task.student}: Dask workers died while it was being graded; "
                       f"grading it again, alone on the cluster", file=sys.stderr)
-                self.alone.add(task[0])
+                self.alone.add(task.student)
             self.futures.update(pool._submit([task]))
 
     STUCK_LIMIT = 3
@@ -284,11 +284,11 @@ class _Run:
         for future in [f for f in self.futures if f.key in now & self.unseen]:
             task = self.futures.pop(future)
             future.cancel()
-            self.stuck[task[0]] = self.stuck.get(task[0], 0) + 1
-            if self.stuck[task[0]] >= self.STUCK_LIMIT:
-                self.stuck[task[0]] = 0
+            self.stuck[task.student] = self.stuck.get(task.student, 0) + 1
+            if self.stuck[task.student] >= self.STUCK_LIMIT:
+                self.stuck[task.student] = 0
                 self.lost(task)
-            elif task[0] in self.alone:
+            elif task.student in self.alone:
                 self.suspects.insert(0, task)
             else:
                 self.waiting.insert(0, task)
@@ -317,7 +317,7 @@ class _Run:
             self.abandon(task, f"{type(exc).__name__} on the Dask worker")
 
     def lost(self, task: tuple) -> None:
-        if task[0] not in self.alone:
+        if task.student not in self.alone:
             self.suspects.append(task)
         else:
             self.abandon(task, "grading it took down every Dask worker it ran on (Dask's allowed-failures), "

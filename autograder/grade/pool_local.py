@@ -52,7 +52,7 @@ class _Worker:
     def give_ahead(self, task: tuple) -> bool:
         """Send the next submission while this one is graded, if it fits in the connection's
         buffer (a send that had to wait for the worker would hold up every other worker)."""
-        if self.task is None or self.queued is not None or len(task[2] or b"") > self.room:
+        if self.task is None or self.queued is not None or len(task.data or b"") > self.room:
             return False
         self.queued = task
         self.conn.send(task)

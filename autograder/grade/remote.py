@@ -126,8 +126,8 @@ def _grace(limits) -> float:
     return limits.grace_seconds
 
 
-def grade(assignment: str, version: str, limits, task: tuple) -> dict:
-    """One submission (a pool's task tuple): its result, as a local worker returns it.
+def grade(assignment: str, version: str, limits, task) -> dict:
+    """One submission (a pool's Task): its result, as a local worker returns it.
 
     As the local pool does, a grading that outlives `limits.grace_seconds` is abandoned: its
     sandbox is killed and the student gets the flagged 0 a local run gives ("unresponsive").

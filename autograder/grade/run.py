@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .. import course
 from ..flags import Flag, all_flags, flag
-from . import digest, student_salt
+from . import Task, digest, student_salt
 from .phases import Phases
 from .plan import Seen, plan
 from .pool import open_pool
@@ -479,7 +479,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         done = dict(chosen.reused)        # graded now or reused: their standing is brought up to date
         frozen, ungraded, kept_accepted, earlier = chosen.frozen, chosen.ungraded, chosen.kept_accepted, chosen.earlier
         data = {s.student: s.data for s in seen}
-        todo = [(s.student, assignment, s.data, s.notebook, s.problem, student_salt(secret, assignment, s.student))
+        todo = [Task(s.student, assignment, s.data, s.notebook, s.problem, student_salt(secret, assignment, s.student))
                 for s in chosen.grade]
         slugs = {s.student: s.slug for s in subs}
         phases.mark("submissions read")
@@ -585,7 +585,7 @@ def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regra
         "missing": missing, "ungraded": ungraded,
         "not_on_roster": sorted(r["student"] for r, t in zip(graded_rows, terms_of)
                                 if any(f["code"] == "not-on-roster" for f in t.get("flags", []))),
-        "regraded": sorted(t[0] for t in todo) if partial else [],
+        "regraded": sorted(t.student for t in todo) if partial else [],
         "notes": ([f"kept the submission{'s' if len(kept_accepted) > 1 else ''} accepted earlier with --student "
                    f"(this download's is not newer): {', '.join(kept_accepted)}; take this one with --student"]
                   if kept_accepted else []) + _dropped_notes(dropped),

@@ -67,8 +67,8 @@ def prepare(slot: int, source_path: str, limits: Limits, unsafe: bool, template)
     return source, box
 
 
-def grade_task(source, box, task: tuple) -> dict:
-    """One submission (a pool's task tuple) graded in `box`: its result. A fault of the
+def grade_task(source, box, task) -> dict:
+    """One submission (a pool's Task) graded in `box`: its result. A fault of the
     grader's own is that student's flagged 0, never a stopped run; SandboxUnavailable is
     raised (no sandbox: nothing may be graded)."""
     student, assignment, data, name, problem, salt = task

@@ -214,10 +214,8 @@ def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tup
     students exist, their submissions with notebooks and grades, the assignment's cells)
     comes in three queries. A student's first submission is written as the rows nbgrader's
     `add_submission` makes (`_new_submission_rows`), with the scores already in them, one
-    multi-row INSERT per table for the batch: through `add_submission`, a query for the
-    student and one for the assignment per submission, then an object per row, writing 200
-    students in batches of 10 into a new gradebook took 4.8-6.1 ms of CPU a student; now
-    1.4-1.8 ms. Over their earlier scores: 1-2 ms a student."""
+    multi-row INSERT per table for the batch, not `add_submission`'s queries and objects per
+    row (docs/measurements.md says what each cost)."""
 
     def write():
         from nbgrader.api import Assignment, Student, SubmittedAssignment, SubmittedNotebook

@@ -21,9 +21,8 @@ _KEEP_ENV_PREFIXES = ("LC_", "AUTOGRADER_", "OMP_", "MKL_", "OPENBLAS_")
 def fork_server_env(environ) -> dict[str, str]:
     env = {k: v for k, v in environ.items() if k in _KEEP_ENV or k.startswith(_KEEP_ENV_PREFIXES)}
     # Every submission costs a fork of a process that has torch loaded, which copies its
-    # page tables, and an exit. With Python's objects in malloc's heap, and that heap in
-    # transparent huge pages, a fork and exit took 5 ms instead of 21 (measured here), and a
-    # submission's sandbox session 64 ms instead of 103 (when it took three forks).
+    # page tables, and an exit: both are cheaper with Python's objects in malloc's heap, and
+    # that heap in transparent huge pages (docs/measurements.md).
     env.update(PYTHONMALLOC="malloc", GLIBC_TUNABLES="glibc.malloc.hugetlb=1")
     return env
 

@@ -156,7 +156,7 @@ class _Cgroup:
 
     # Joins the cgroups named before "--", then becomes the command after it. A `preexec_fn`
     # doing the same makes subprocess fork this process (torch loaded) and run Python in the
-    # copy: 25 ms per sandbox started, against under 1 ms for this shell and its exec.
+    # copy, many times the cost of this shell and its exec (docs/measurements.md).
     _JOIN = 'while [ "$1" != -- ]; do { echo $$ >"$1/cgroup.procs"; } 2>/dev/null; shift; done; shift; exec "$@"'
 
     def command(self, cmd: list[str]) -> list[str]:

@@ -85,7 +85,7 @@ def version() -> str:
             raise CourseError(f"{VERSION_FILE} is missing: this student repository was not made by "
                               f"`make student-repo`")
         return VERSION_FILE.read_text(encoding="utf-8").strip()
-    from .grade import grader_version
+    from .versions import grader_version
 
     h = hashlib.sha256(grader_version().encode())
     for name in assignments():

@@ -11,6 +11,7 @@ import traceback
 from dataclasses import asdict, dataclass
 
 from .notebook import SourceNotebook, hidden_line_numbers
+from .sandbox.errors import StudentError, SubmissionBroken
 
 @functools.cache
 def _transformer():
@@ -37,22 +38,6 @@ class TestResult:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-class StudentError(Exception):
-    """The student's code raised; carries the exception's type names and message, and
-    `timed_out`: whether the call ran out of its time (set by the host, which timed the call:
-    a student's own class may be named TimeLimitExceeded too)."""
-
-    def __init__(self, type_names: list[str], message: str, timed_out: bool = False):
-        super().__init__(message)
-        self.remote_type_names = type_names
-        self.message = message
-        self.timed_out = timed_out
-
-
-class SubmissionBroken(Exception):
-    """The sandbox died, timed out or misbehaved: no further call can be answered."""
 
 
 @functools.lru_cache(maxsize=1024)

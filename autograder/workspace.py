@@ -132,7 +132,7 @@ class Workspace:
         """What decides a grade besides the submission itself: the instructor's notebook (tests,
         points), the grader's code, the limits and the secret. A result is reused only while
         all of these are unchanged."""
-        from .grade import course_version
+        from .versions import course_version
 
         h = hashlib.sha256()
         h.update(course_version(source_path).encode())

@@ -88,3 +88,26 @@ def test_no_module_imports_in_a_circle():
     found = cycles(import_graph())
     assert not found, "modules that import each other, directly or around a circle: " + "; ".join(
         " <-> ".join(c) for c in found)
+
+
+# The layers, bottom up: what each may import from the package outside itself (issue 39 item 3).
+# The sandbox speaks plain data and knows nothing of tests or grading; the workspace, the
+# course and the versions know nothing of a grading run.
+MAY_IMPORT = {
+    "autograder.sandbox": {"autograder.probes", "autograder.jsontext", "autograder.errors"},
+    "autograder.course": {"autograder.errors", "autograder.versions", "autograder.notebook", "autograder.jsontext"},
+    "autograder.versions": set(),
+    "autograder.workspace": {"autograder.course", "autograder.flags", "autograder.spreadsheet",
+                             "autograder.versions", "autograder.errors", "autograder.jsontext"},
+}
+
+
+def test_no_layer_imports_upward():
+    graph = import_graph()
+    wrong = []
+    for layer, allowed in MAY_IMPORT.items():
+        for module, targets in graph.items():
+            if module == layer or module.startswith(layer + "."):
+                wrong += [f"{module} imports {t}" for t in sorted(targets)
+                          if not t.startswith(layer) and t not in allowed]
+    assert not wrong, "; ".join(wrong)

@@ -2,8 +2,9 @@
 the grading of one submission in a trusted worker (`submission`: proxies, tests)."""
 
 import hashlib
-from pathlib import Path
 from typing import NamedTuple
+
+from ..versions import course_version, grader_version  # noqa: F401  (where callers find them)
 
 
 class Task(NamedTuple):
@@ -32,23 +33,3 @@ def student_salt(secret: str, assignment: str, student: str) -> str:
     """The inputs' seed for one student: a leaked input is worth nothing to a classmate, and
     grading the same student again draws the same inputs."""
     return hashlib.sha256(f"{secret}\x00{assignment}\x00{student}".encode()).hexdigest()
-
-
-def grader_version() -> str:
-    """A digest of the grader's code (every module of the autograder package)."""
-    package = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256()
-    for module in sorted(package.rglob("*.py")):
-        h.update(module.relative_to(package).as_posix().encode())
-        h.update(module.read_bytes())
-    return h.hexdigest()
-
-
-def course_version(source_path) -> str:
-    """The version of what decides a grade besides the limits and the secret: the instructor's
-    notebook (visible and hidden tests, points, solution) and the grader's code. A Dask worker
-    whose course gives another version refuses the work (pool_dask.py); resume keys build on it."""
-    h = hashlib.sha256()
-    h.update(Path(source_path).read_bytes())
-    h.update(grader_version().encode())
-    return h.hexdigest()

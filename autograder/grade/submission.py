@@ -17,7 +17,8 @@ from ..notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_
                        nbgrader_meta, parse_notebook, strip_hidden)
 from ..sandbox.protocol import Opaque, ReturnedSubclass
 from ..review import review
-from ..testcells import StudentError, SubmissionBroken, TestResult, compile_cell, run_test_cells
+from ..sandbox.errors import StudentError, SubmissionBroken
+from ..testcells import TestResult, compile_cell, run_test_cells
 from ..sandbox.host import Sandbox
 
 class RemoteFunction:

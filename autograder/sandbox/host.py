@@ -27,7 +27,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..testcells import StudentError, SubmissionBroken
+from .errors import StudentError, SubmissionBroken
 
 
 class _Protocol:

@@ -120,24 +120,25 @@ def test_no_solution_or_hidden_test_in_exercises(assignment):
 
 
 @needs_sandbox
-def test_solutions_full_marks_exercises_zero(tmp_path):
-    """Every solution, submitted as is, scores full marks; every untouched exercise scores 0;
-    the grader does not crash on either. Graded with the real `autograder grade`."""
-    for assignment in ASSIGNMENTS:
-        subs = tmp_path / assignment / "submissions"
-        (subs / "solution").mkdir(parents=True)
-        (subs / "untouched").mkdir()
-        shutil.copy(source_path(assignment), subs / "solution" / f"{assignment}.ipynb")
-        shutil.copy(release_path(assignment), subs / "untouched" / "my copy.ipynb")
-        ws = tmp_path / assignment / "ws"
-        run_grade(assignment, subs, ws, "--workers", "1")
-        results = read_results(ws, assignment)
-        full = results["solution"]
-        assert full["score"] == full["max_score"] > 0, [t for t in full["tests"] if not t["passed"]]
-        assert results["untouched"]["score"] == 0
-        assert all(t["message"] for t in results["untouched"]["tests"])
-        rows = {r["student"]: r for r in read_csv(ws, assignment)}
-        assert float(rows["solution"]["score"]) == full["max_score"]
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_solutions_full_marks_exercises_zero(tmp_path, assignment):
+    """Each solution, submitted as is, scores full marks; each untouched exercise scores 0;
+    the grader does not crash on either. Graded with the real `autograder grade`, one
+    assignment a test (a failure names its chapter, and the others still run)."""
+    subs = tmp_path / "submissions"
+    (subs / "solution").mkdir(parents=True)
+    (subs / "untouched").mkdir()
+    shutil.copy(source_path(assignment), subs / "solution" / f"{assignment}.ipynb")
+    shutil.copy(release_path(assignment), subs / "untouched" / "my copy.ipynb")
+    ws = tmp_path / "ws"
+    run_grade(assignment, subs, ws, "--workers", "1")
+    results = read_results(ws, assignment)
+    full = results["solution"]
+    assert full["score"] == full["max_score"] > 0, [t for t in full["tests"] if not t["passed"]]
+    assert results["untouched"]["score"] == 0
+    assert all(t["message"] for t in results["untouched"]["tests"])
+    rows = {r["student"]: r for r in read_csv(ws, assignment)}
+    assert float(rows["solution"]["score"]) == full["max_score"]
 
 
 def _with_stderr_noise(assignment: str) -> nbformat.NotebookNode:

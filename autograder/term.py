@@ -47,6 +47,10 @@ class Terms:
         """These terms for an assignment worth `max_score` points (penalties are in points)."""
         return replace(self, policy=replace(self.policy, max_score=float(max_score)))
 
+    def entry(self, student: str):
+        """The student's roster entry; None without a roster or when the student is not on it."""
+        return self.roster.get(student) if self.roster is not None else None
+
     def describe(self) -> str:
         if self.due is None:
             return "no deadline"

@@ -124,7 +124,7 @@ def _term_block(result: dict, sub: Submission | None, terms, late: dict, standin
     from ..deadlines import extension_for, human, iso
 
     student = result["student"]
-    entry = terms.roster.get(student) if terms.roster is not None else None
+    entry = terms.entry(student)
     extension = extension_for(entry.extension if entry else None, terms.due)
     due = terms.due + extension if terms.due is not None and extension else terms.due
     flags = []
@@ -161,7 +161,7 @@ def _absent(student: str, assignment: str, max_score: float, terms, status: str)
     partial regrade did not reach and that was never graded (`not graded`)."""
     from ..deadlines import extension_for, iso
 
-    entry = terms.roster.get(student) if terms.roster is not None else None
+    entry = terms.entry(student)
     extension = extension_for(entry.extension if entry else None, terms.due)
     due = terms.due + extension if terms.due is not None and extension else terms.due
     return {"student": student, "assignment": assignment, "score": 0.0, "max_score": max_score,
@@ -252,7 +252,7 @@ def _lms_lateness(subs, terms) -> list[str]:
             continue
         sub.submitted_at = None
         if sub.lms_late and terms.due is not None:
-            entry = terms.roster.get(sub.student) if terms.roster is not None else None
+            entry = terms.entry(sub.student)
             extension = extension_for(entry.extension if entry else None, terms.due) or timedelta(0)
             sub.submitted_at = terms.due + extension + timedelta(hours=terms.late_marker_hours)
     if marked and terms.due is None:
@@ -381,7 +381,7 @@ def _standings(gb, assignment: str, notebook_name: str, students, by_id: dict, t
 
     times = {}
     for student in students:
-        entry = terms.roster.get(student) if terms.roster is not None else None
+        entry = terms.entry(student)
         times[student] = (by_id[student].submitted_at, extension_for(entry.extension if entry else None, terms.due))
     lateness = apply_late_policy(gb, assignment, notebook_name, times, terms.policy) if times else {}
     return lateness, standings(gb, assignment, students=times)

@@ -236,7 +236,8 @@ def test_a_submission_that_kills_its_workers_is_its_students_flagged_0(tmp_path)
 _OVERDUE = """
 import sys, time
 from autograder import course
-from autograder.grade import course_version, remote, worker
+from autograder.grade import remote, worker
+from autograder.versions import course_version
 from autograder.sandbox.host import Limits
 from tests.test_dask import _task
 
@@ -263,7 +264,7 @@ def _task(student: str):
     """A pool's task for a correct notebook (as run.py makes them)."""
     import nbformat
 
-    from autograder.grade import Task
+    from autograder.grade.task import Task
 
     return Task(student, A, nbformat.writes(with_answer(correct_code())).encode(), f"{A}.ipynb", None,
                 "salt-" + student)

@@ -16,7 +16,8 @@ from autograder.jsontext import json_nesting
 from autograder.sandbox import protocol
 from autograder.feedback import instructor_report, student_feedback
 from autograder.flags import exception_name, flag
-from autograder.grade import Task, student_salt
+from autograder.grade import student_salt
+from autograder.grade.task import Task
 from autograder.notebook import NotebookError, parse_notebook, read_regular_file, strip_hidden
 from autograder.submissions import collect, workspace_name
 from tests.conftest import needs_sandbox

@@ -365,7 +365,7 @@ def test_the_course_version_is_a_digest_of_the_notebooks_and_the_grader(tmp_path
     import hashlib
 
     from autograder import course
-    from autograder.grade import grader_version
+    from autograder.versions import grader_version
 
     h = hashlib.sha256(grader_version().encode())
     for chapter in sorted(p.parent.name for p in (ROOT / "solutions").glob("*/*.ipynb")):

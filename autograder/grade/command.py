@@ -164,7 +164,7 @@ def _cluster_arguments(p, required: bool = False) -> None:
 
 def _cmd_cluster_check(args) -> int:
     from .. import course
-    from . import course_version, grader_version
+    from ..versions import course_version, grader_version
     from .pool_dask import connect, survey
 
     versions = {a: course_version(course.source_notebook(a)) for a in (args.assignment or course.assignments())}

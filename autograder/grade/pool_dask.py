@@ -31,7 +31,8 @@ from pathlib import Path
 from .. import course
 from ..flags import flag
 from ..sandbox.host import Limits
-from . import abandoned, course_version
+from ..versions import course_version
+from . import abandoned
 from .phases import Phases
 
 

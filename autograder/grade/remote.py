@@ -15,7 +15,8 @@ import os
 import socket
 import threading
 
-from . import abandoned, course_version, grader_version
+from ..versions import course_version, grader_version
+from . import abandoned
 
 
 class Refused(Exception):

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from .. import course
 from ..flags import Flag, all_flags, flag
-from . import Task, digest, student_salt
+from . import digest, student_salt
+from .task import Task
 from .phases import Phases
 from .plan import Seen, plan
 from .pool import open_pool

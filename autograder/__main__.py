@@ -1,4 +1,4 @@
-"""`python -m autograder`: the command line (cli.py).
+"""`python -m autograder`: the command line (cli/).
 
 A finished command leaves with `os._exit`: the interpreter's own teardown (freeing every
 module that nbgrader, SQLAlchemy and the rest loaded) took 0.7 s of each grading run, and a

@@ -96,24 +96,9 @@ def run(workspace: Path | None, port: int, ip: str, browser: bool) -> int:
 
 
 def _term_db(ws: Path) -> str | None:
-    from .term import FILE, read_file
+    from .term.settings import FILE, read_file
 
     return read_file(ws / FILE).get("db")
-
-
-def add_formgrade_parser(sub) -> None:
-    p = sub.add_parser("formgrade", help="open nbgrader's Formgrader on the workspace (scores and comments by hand)",
-                       description="Start nbgrader's Formgrader (a Jupyter server with nothing else) on the "
-                                   "grading workspace: adjust a test's score, or comment on any cell; then run "
-                                   "`autograder grade` again "
-                                   "(nothing is regraded) to carry them into feedback.html, grades.csv and the "
-                                   "exports.")
-    p.add_argument("--workspace", type=Path, default=None,
-                   help="the grading workspace (default: grading/ in the course, or $AUTOGRADER_WORKSPACE)")
-    p.add_argument("--port", type=int, default=8890, help="the port to serve on (default: 8890)")
-    p.add_argument("--ip", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1, this machine)")
-    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
-    p.set_defaults(func=lambda args: run(args.workspace, args.port, args.ip, not args.no_browser))
 
 
 # ------------------------------------------------------------------ the server (its own process)

@@ -11,7 +11,7 @@ import functools
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Bool, Enum, Float
 
-from .deadlines import POLICIES, LatePolicy
+from .term.deadlines import POLICIES, LatePolicy
 
 
 @functools.cache

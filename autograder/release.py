@@ -21,7 +21,7 @@ def release(assignments: list[str], release_dir: Path | None = None):
         source_notebook(name)
     from traitlets.config.loader import PyFileConfigLoader
 
-    from . import gradebook  # noqa: F401  (alembic on PATH, nbgrader's API without the URI grammars)
+    from .store import gradebook  # noqa: F401  (alembic on PATH, nbgrader's API without the URI grammars)
     from nbgrader.apps import NbGraderAPI
 
     os.environ.update(nbgrader_env())

@@ -948,7 +948,7 @@ def test_a_class_named_like_a_limit_is_not_a_limit(graded):
 def test_a_long_folder_name_is_reported_under_its_own_name(graded):
     """grades.csv and the results name the student by the whole folder name; the gradebook,
     whose column holds 128 characters, by gradebook.book_id of it, with the same score."""
-    from autograder.gradebook import book_id, open_gradebook, scores
+    from autograder.store.gradebook import book_id, open_gradebook, scores
 
     rows = {r["student"]: r for r in read_csv(graded["ws"], A)}
     assert len(LONG_NAME) == 200 and float(rows[LONG_NAME]["score"]) == MAX
@@ -972,7 +972,7 @@ def test_nothing_escaped_the_sandbox(graded):
         "select student.id, sum(grade.auto_score) from grade join submitted_notebook on grade.notebook_id = "
         "submitted_notebook.id join submitted_assignment on submitted_notebook.assignment_id = "
         "submitted_assignment.id join student on submitted_assignment.student_id = student.id group by student.id")}
-    from autograder.gradebook import book_id        # the gradebook's ids hold 128 characters
+    from autograder.store.gradebook import book_id        # the gradebook's ids hold 128 characters
 
     assert scores == {book_id(name): r["score"] for name, r in graded["results"].items()}
 

@@ -1,5 +1,5 @@
-"""Possible copying (autograder/similarity.py) and what the instructor's report says about it
-and about the class (autograder/feedback.py): each way a copy used to hide (an added unused
+"""Possible copying (autograder/report/similarity.py) and what the instructor's report says about it
+and about the class (autograder/report/feedback.py): each way a copy used to hide (an added unused
 line, two definitions swapped, the code moved into a new cell), each way an honest student
 used to be listed (two untouched notebooks, answers close to the solution), groups rather
 than pairs, names beside ids, and every student-controlled string escaped."""
@@ -103,7 +103,7 @@ def notebook(dot=None, softmax=None, added=()) -> dict[str, str]:
 
 
 def copying(answers: dict[str, dict[str, str]], digests=None):
-    from autograder.similarity import possible_copying
+    from autograder.report.similarity import possible_copying
 
     return possible_copying(digests or {s: hashlib.sha256(repr(c).encode()).hexdigest() for s, c in answers.items()},
                             answers, TEMPLATES, SOLUTIONS)
@@ -151,7 +151,7 @@ def test_untouched_released_notebooks_are_not_copying():
 
 
 def test_identical_files_with_work_in_them_are_reported_as_such():
-    from autograder.similarity import IDENTICAL
+    from autograder.report.similarity import IDENTICAL
 
     found = copying({"ann": notebook(ANN_DOT), "ben": notebook(ANN_DOT)}, digests={"ann": "d", "ben": "d"})
     assert reported(found) == [("ann", "ben")]
@@ -225,7 +225,7 @@ def test_code_that_defeats_the_parser_leaves_only_its_author_out():
 
 
 def test_a_notebook_that_defeats_the_json_parser_is_no_code(tmp_path):
-    from autograder.similarity import notebook_code
+    from autograder.report.similarity import notebook_code
 
     (tmp_path / "deep.ipynb").write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}")
     (tmp_path / "binary.ipynb").write_bytes(b"\xff\xfe" * 10)
@@ -235,7 +235,7 @@ def test_a_notebook_that_defeats_the_json_parser_is_no_code(tmp_path):
 
 
 def test_without_a_released_notebook_the_stub_comes_from_the_solution():
-    from autograder.similarity import possible_copying, stub
+    from autograder.report.similarity import possible_copying, stub
 
     stubs = {gid: stub(code) for gid, code in SOLUTIONS.items()}
     assert all("raise NotImplementedError()" in code and "BEGIN SOLUTION" not in code for code in stubs.values())
@@ -282,7 +282,7 @@ def test_the_run_reads_every_cell_of_the_graded_notebooks(tmp_path):
 
 def test_a_class_of_200_takes_seconds(tmp_path, capsys):
     """200 notebooks with varied answers, five of them copies: read and compared in seconds."""
-    from autograder.similarity import notebook_code
+    from autograder.report.similarity import notebook_code
 
     rnd = random.Random(7)
     functions = ["np.sqrt", "np.abs", "np.exp", "np.log1p", "np.tanh", "np.square", "np.cos", "np.sin",
@@ -303,7 +303,7 @@ def test_a_class_of_200_takes_seconds(tmp_path, capsys):
         if k >= 195:
             dot, soft = ANN_DOT.replace("rows", f"r{k}"), ANN_SOFTMAX
         _write(tmp_path / f"s{k:03}.ipynb", _with(cells, {"dot_similarity": dot, "softmax": soft}))
-    from autograder.similarity import possible_copying
+    from autograder.report.similarity import possible_copying
 
     start = time.perf_counter()
     source = load_source(SOURCE)
@@ -334,8 +334,8 @@ def _result(student: str, name: str = "", flags=(), source: str = "") -> dict:
 
 
 def test_the_report_names_students_and_lists_everyone_missing_and_every_unmatched_file():
-    from autograder.feedback import instructor_report
-    from autograder.similarity import Group, Pair
+    from autograder.report.feedback import instructor_report
+    from autograder.report.similarity import Group, Pair
 
     missing = [f"s{k:03}" for k in range(40)]
     names = {"ann": "Lee, Ann", "ben": "Ng, Ben", **{s: f"Student {s}" for s in missing}}
@@ -354,8 +354,8 @@ def test_the_report_names_students_and_lists_everyone_missing_and_every_unmatche
 
 
 def test_the_report_escapes_every_name_id_and_file_name():
-    from autograder.feedback import instructor_report
-    from autograder.similarity import Group, Pair
+    from autograder.report.feedback import instructor_report
+    from autograder.report.similarity import Group, Pair
 
     evil = f"{HOSTILE}_{A}.ipynb"
     report = instructor_report(A, [_result(HOSTILE, HOSTILE), _result("ben", HOSTILE)], [HOSTILE],
@@ -367,8 +367,8 @@ def test_the_report_escapes_every_name_id_and_file_name():
 
 
 def test_a_large_group_lists_every_member_and_a_bounded_number_of_pairs():
-    from autograder.feedback import PAIRS_SHOWN, instructor_report
-    from autograder.similarity import Group, Pair
+    from autograder.report.feedback import PAIRS_SHOWN, instructor_report
+    from autograder.report.similarity import Group, Pair
 
     members = tuple(f"s{k:02}" for k in range(30))
     pairs = tuple(Pair(a, b, "softmax", 1.0) for i, a in enumerate(members) for b in members[i + 1:])

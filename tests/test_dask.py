@@ -546,7 +546,7 @@ def _alive(group: int) -> bool:
 
 
 def test_term_toml_names_the_cluster_and_its_tls_files(tmp_path):
-    from autograder.term import resolve
+    from autograder.term.settings import resolve
 
     (tmp_path / "term.toml").write_text('cluster = "scheduler.json"\ncluster_tls_ca = "ca.pem"\n'
                                         'cluster_tls_cert = "/etc/grading/me.pem"\n')

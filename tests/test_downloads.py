@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.course import CourseError
-from autograder.submissions import collect
+from autograder.lms.submissions import collect
 from tests.conftest import ROOT, needs_sandbox
 from tests.builders import A, autograder, base_notebook, MAX, ok, rows_of, with_answer, WRONG
 from tests.test_lms import CANVAS_ROSTER, MOODLE_WORKSHEET, _moodle_workspace, canvas_zip, text
@@ -149,7 +149,7 @@ def test_a_zip_that_cannot_be_listed_is_one_line(tmp_path):
 def test_names_in_the_summary_cannot_drive_the_terminal(tmp_path):
     """A file name is the student's text: control characters (a terminal's escape sequences)
     reach the instructor's terminal escaped."""
-    from autograder.roster import read_roster
+    from autograder.lms.roster import read_roster
 
     (tmp_path / "roster.csv").write_text(CANVAS_ROSTER)
     files = {f"liddellalice_31023_6789161_{A}.ipynb": RIGHT, f"builderbob_31024_6789170_{A}.ipynb": RIGHT,
@@ -181,7 +181,7 @@ def _moodle_shared(path: Path) -> Path:
 
 
 def test_two_moodle_folders_with_one_participant_number_are_named(tmp_path):
-    from autograder.roster import read_roster
+    from autograder.lms.roster import read_roster
 
     (tmp_path / "worksheet.csv").write_text(MOODLE_WORKSHEET)
     found = {s.student: s for s in collect(_moodle_shared(tmp_path / "m.zip"), A, scratch=tmp_path,
@@ -210,7 +210,7 @@ def _canvas_with_text_files(path: Path) -> Path:
 
 
 def test_a_canvas_download_is_canvas_whatever_its_files_are(tmp_path):
-    from autograder.roster import read_roster
+    from autograder.lms.roster import read_roster
 
     (tmp_path / "roster.csv").write_text(CANVAS_ROSTER)
     download = _canvas_with_text_files(tmp_path / "canvas.zip")
@@ -229,7 +229,7 @@ def test_a_canvas_download_is_canvas_whatever_its_files_are(tmp_path):
 def test_canvas_text_entries_and_links_are_canvas_too(tmp_path):
     """Canvas writes a text entry or a link as `name_USERID_text.html` / `_link.html`: such
     students submitted, not a notebook."""
-    from autograder import lms
+    from autograder.lms import formats as lms
 
     for name in ("usmanzainab_31022_text.html", "liddellalice_LATE_31023_link.html",
                  f"builderbob_31024_6789170_{A}.ipynb"):

@@ -15,7 +15,7 @@ import zipfile
 import nbformat
 import pytest
 
-from autograder.gradebook import open_gradebook, scores
+from autograder.store.gradebook import open_gradebook, scores
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results, run_grade, source_path
 from tests.builders import WRONG, base_notebook, correct_code, with_answer, write
 
@@ -204,7 +204,7 @@ def test_results_are_reused_only_while_what_decides_a_grade_is_unchanged(tmp_pat
     """The resume key covers the limits (and the source notebook, the package, the secret):
     a run with another time limit grades everyone again instead of reusing old results."""
     from autograder.sandbox.host import Limits
-    from autograder.workspace import Workspace
+    from autograder.store.workspace import Workspace
 
     subs, ws = tmp_path / "subs", tmp_path / "ws"
     _class(subs, 2)

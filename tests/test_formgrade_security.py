@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
-from autograder.gradebook import open_gradebook
+from autograder.store.gradebook import open_gradebook
 from tests.conftest import needs_sandbox
 from tests.builders import A, autograder, base_notebook, ok, with_answer
 from tests.test_lms import Formgrader, _chromium
@@ -423,7 +423,7 @@ def test_a_students_markdown_reaches_formgraders_renderer_inert(markdown):
     to https stay links, math stays math."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-    from autograder import sanitise
+    from autograder.report import sanitise
 
     nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
           "cells": [{"cell_type": "markdown", "id": "x", "metadata": {}, "source": markdown},

@@ -14,12 +14,12 @@ import pytest
 
 from autograder.jsontext import json_nesting
 from autograder.sandbox import protocol
-from autograder.feedback import instructor_report, student_feedback
+from autograder.report.feedback import instructor_report, student_feedback
 from autograder.flags import exception_name, flag
 from autograder.grade import student_salt
 from autograder.grade.task import Task
 from autograder.notebook import NotebookError, parse_notebook, read_regular_file, strip_hidden
-from autograder.submissions import collect, workspace_name
+from autograder.lms.submissions import collect, workspace_name
 from tests.conftest import needs_sandbox
 
 
@@ -174,7 +174,7 @@ def test_a_failed_check_shows_the_student_its_message_not_the_checkers_traceback
 @pytest.mark.parametrize("max_score, scores", [(11.0, [0, 0.5, 3, 5.5, 11, 11, 10.99]), (2.5, [0, 1.25, 2.5, 2.4]),
                                                (40.0, [0, 1.9, 2.0, 39.99, 40, 17.3]), (0.0, [0.0, 0.0])])
 def test_the_reports_histogram_bins_scores_as_numpy_does(max_score, scores):
-    from autograder.feedback import _histogram_svg, histogram_counts
+    from autograder.report.feedback import _histogram_svg, histogram_counts
 
     counts, width = histogram_counts(scores, max_score)
     reference, edges = np.histogram(scores, bins=len(counts), range=(0, max_score or 1))
@@ -206,7 +206,7 @@ def test_the_command_line_imports_no_grading_machinery_to_answer_help():
 def test_the_grading_parent_never_imports_torch_nor_builds_uri_grammars():
     """The parent only reads, writes and waits: torch is for the workers (forked from a
     server that imports it once), and nbgrader's API comes without jsonschema's URI grammars."""
-    code = ("import sys, autograder.grade.run, autograder.gradebook, autograder.feedback; "
+    code = ("import sys, autograder.grade.run, autograder.store.gradebook, autograder.report.feedback; "
             "assert sys.modules['rfc3987_syntax'] is None, 'URI grammars built'; "
             # what the parent does with notebooks in a run: the source, each graded notebook
             "from autograder.notebook import load_source; from autograder.grade.run import _autograded; "
@@ -227,7 +227,7 @@ def test_the_grading_parent_never_imports_torch_nor_builds_uri_grammars():
 def test_nbgraders_package_is_whole_when_a_name_of_its_own_is_asked_for():
     """The deferred package runs its real __init__ the first time a name it defines is read;
     submodules and the stock plug-ins import as usual."""
-    code = ("import importlib.metadata, sys, autograder.gradebook, nbgrader; "
+    code = ("import importlib.metadata, sys, autograder.store.gradebook, nbgrader; "
             "assert 'nbgrader.server_extensions' not in sys.modules; "
             "assert nbgrader.__version__ == importlib.metadata.version('nbgrader'); "
             "assert nbgrader._jupyter_server_extension_points() == [{'module': 'nbgrader'}]; "
@@ -620,8 +620,8 @@ def test_rehearsing_the_gradebooks_queries_writes_nothing(tmp_path):
     import sqlite3
     from datetime import datetime, timedelta, timezone
 
-    from autograder.deadlines import LatePolicy
-    from autograder.gradebook import (apply_late_policy, ensure_assignment, open_gradebook, record_many,
+    from autograder.term.deadlines import LatePolicy
+    from autograder.store.gradebook import (apply_late_policy, ensure_assignment, open_gradebook, record_many,
                                       rehearse, standings)
 
     _, source, _ = _similarity()
@@ -659,7 +659,7 @@ def test_a_first_submission_is_written_as_nbgraders_add_submission_writes_it(tmp
     result, and a student graded twice in one batch (the last result counts)."""
     from nbgrader.api import MissingEntry
 
-    from autograder.gradebook import _cell_names, _write_scores, ensure_assignment, open_gradebook, record_many
+    from autograder.store.gradebook import _cell_names, _write_scores, ensure_assignment, open_gradebook, record_many
 
     _, source, _ = _similarity()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.gradebook import open_gradebook
+from autograder.store.gradebook import open_gradebook
 from tests.conftest import needs_sandbox, read_csv
 from tests.builders import autograder, base_notebook, ok, with_answer, write, WRONG
 

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from autograder.course import CourseError
-from autograder.gradebook import open_gradebook
+from autograder.store.gradebook import open_gradebook
 from tests.conftest import needs_sandbox, read_results
 from tests.builders import A, autograder, base_notebook, MAX, ok, rows_of, with_answer, WRONG
 
@@ -209,7 +209,7 @@ def test_a_moodle_download_is_graded_by_the_moodle_worksheet(tmp_path):
 
 # ------------------------------------------------------------------ without grading
 def test_lms_rosters_are_read_as_downloaded(tmp_path):
-    from autograder.roster import read_roster
+    from autograder.lms.roster import read_roster
 
     (tmp_path / "canvas.csv").write_text(CANVAS_ROSTER)
     canvas = read_roster(tmp_path / "canvas.csv")
@@ -229,7 +229,7 @@ def test_lms_rosters_are_read_as_downloaded(tmp_path):
 
 
 def test_a_misspelt_assignment_in_the_term_is_refused_with_the_nearest_name(tmp_path):
-    from autograder.term import resolve
+    from autograder.term.settings import resolve
 
     (tmp_path / "term.toml").write_text('[02_simlarity]\ndue = "2025-03-14T23:59:00+01:00"\n')
     with pytest.raises(CourseError, match=r"\[02_simlarity\] is not an assignment .*did you mean \[02_similarity\]"):
@@ -237,8 +237,8 @@ def test_a_misspelt_assignment_in_the_term_is_refused_with_the_nearest_name(tmp_
 
 
 def test_a_date_alone_is_the_end_of_that_day_in_the_terms_zone(tmp_path):
-    from autograder.deadlines import human, set_zone
-    from autograder.term import resolve
+    from autograder.term.deadlines import human, set_zone
+    from autograder.term.settings import resolve
 
     (tmp_path / "term.toml").write_text(f'timezone = "America/Toronto"\n[{A}]\ndue = "2025-03-14"\n')
     try:
@@ -251,7 +251,7 @@ def test_a_date_alone_is_the_end_of_that_day_in_the_terms_zone(tmp_path):
 
 
 def test_the_layout_of_an_lms_download_is_recognised(tmp_path):
-    from autograder import lms
+    from autograder.lms import formats as lms
 
     flat = tmp_path / "canvas"
     flat.mkdir()
@@ -273,7 +273,7 @@ def test_the_layout_of_an_lms_download_is_recognised(tmp_path):
 def test_a_students_own_file_name_cannot_pass_for_another_student(tmp_path):
     """What a student controls in an LMS download is the name of their file, after the LMS's
     prefix: one that imitates the prefix still belongs to its uploader."""
-    from autograder import lms
+    from autograder.lms import formats as lms
 
     moodle = tmp_path / "moodle"
     moodle.mkdir()
@@ -496,7 +496,7 @@ OTHER = '''def dot_similarity(A, B):
 
 
 def test_copying_is_found_after_names_comments_and_spacing_are_set_aside():
-    from autograder.similarity import IDENTICAL, possible_copying
+    from autograder.report.similarity import IDENTICAL, possible_copying
 
     template = {"dot": "def dot_similarity(A, B):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"}
     found = possible_copying({"ann": "x", "ben": "y", "cy": "z", "dee": "z"},

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.gradebook import open_gradebook
+from autograder.store.gradebook import open_gradebook
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results
 from tests.postgres import postgres_server
 from tests.builders import autograder, clean_terminal, correct_code, ok, submit, with_answer, WRONG

@@ -173,7 +173,7 @@ def test_the_readmes_term_block_is_the_one_reference_and_names_every_setting():
     other document keeps a copy of its own."""
     import tomllib
 
-    from autograder.term import ASSIGNMENT_KEYS, TOP_KEYS
+    from autograder.term.settings import ASSIGNMENT_KEYS, TOP_KEYS
 
     block = next(b for b in blocks("### A Canvas term") if "term.toml" in b)
     toml = re.search(r"<<'TOML'\n(.*?\n)TOML\n", block, re.S).group(1)
@@ -181,7 +181,7 @@ def test_the_readmes_term_block_is_the_one_reference_and_names_every_setting():
     tables = {name for name, value in every.items() if isinstance(value, dict)}
     assert set(every) - tables == TOP_KEYS, "the README's term.toml and term.py's settings differ"
     assert tables == {A} and set(every[A]) == ASSIGNMENT_KEYS, "the README's assignment settings differ"
-    for copy in ["autograder/README.md", "autograder/term.py", "CONTRIBUTING.md", *sorted(
+    for copy in ["autograder/README.md", "autograder/term/settings.py", "CONTRIBUTING.md", *sorted(
             str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))]:
         assert not re.search(r"^\s*late_marker_hours\s*=", (ROOT / copy).read_text(), re.M), \
             f"{copy} keeps its own copy of term.toml's settings: link to the README's instead"

@@ -376,7 +376,7 @@ def test_the_course_version_is_a_digest_of_the_notebooks_and_the_grader(tmp_path
 
 def test_a_feedback_page_names_the_course_version():
     from autograder import course
-    from autograder.feedback import student_feedback
+    from autograder.report.feedback import student_feedback
 
     page = student_feedback({"assignment": "02_similarity", "student": "alice", "score": 1.0, "max_score": 2.0,
                              "flags": [], "tests": [{"grade_id": "t", "description": "d", "points": 1.0,
@@ -386,7 +386,7 @@ def test_a_feedback_page_names_the_course_version():
 
 
 def test_the_term_records_its_first_version_and_names_a_change(tmp_path):
-    from autograder.workspace import Workspace
+    from autograder.store.workspace import Workspace
 
     ws = Workspace(tmp_path / "grading", "02_similarity")
     assert ws.term_version("aaaaaaaaaaaa") is None

@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.gradebook import open_gradebook
+from autograder.store.gradebook import open_gradebook
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results
 from tests.builders import (A, MAX, WRONG, autograder, base_notebook, clean_terminal, ok, rows_of,
                             submit, with_answer, write)
@@ -414,7 +414,7 @@ def _one_line(proc, message, allow_unsafe_warning=False):
 # --------------------------------------------------------------------------- the pieces
 def test_a_new_gradebook_gets_the_schema_revision_alembic_reports():
     """gradebook.py reads the schema's head revision in-process; nbgrader runs `alembic heads`."""
-    from autograder import gradebook
+    from autograder.store import gradebook
 
     assert gradebook._alembic_head() == gradebook.nbgrader_alembic_version()
     import nbgrader.api
@@ -425,7 +425,7 @@ def test_a_new_gradebook_gets_the_schema_revision_alembic_reports():
 def test_late_policies_compute_what_they_promise():
     from nbgrader.plugins import LateSubmissionPlugin
 
-    from autograder.deadlines import parse_extension, parse_when
+    from autograder.term.deadlines import parse_extension, parse_when
     from autograder.nbgrader_plugins import LatePenalty
 
     assert issubclass(LatePenalty, LateSubmissionPlugin)       # what nbgrader's AssignLatePenalties calls

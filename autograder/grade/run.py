@@ -29,8 +29,9 @@ from .plan import Seen, plan
 from .pool import open_pool
 from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, source_imports
 from ..sandbox.host import Limits, bwrap_path, sandbox_problem
-from ..submissions import TIME_SAME, Submission, collect
-from ..workspace import Workspace
+from ..lms.submissions import Submission, collect
+from ..lms.times import TIME_SAME, lms_times
+from ..store.workspace import Workspace
 
 
 # ------------------------------------------------------------------------ helpers
@@ -86,7 +87,7 @@ def _autograded(source, result: dict, data: bytes | None) -> str | None:
     converts it."""
     import json
 
-    from .. import sanitise
+    from ..report import sanitise
     from ..notebook import load_json_notebook
 
     if data is None or any(f.get("code") == "corrupt" for f in result.get("flags", [])):
@@ -122,7 +123,7 @@ def _term_block(result: dict, sub: Submission | None, terms, late: dict, standin
     """A student's standing in the term, after grading: when they submitted and how that is
     known, the deadline that applied (with their extension), the late penalty, the points an
     instructor set by hand, and the score that counts (what `nbgrader export` reports)."""
-    from ..deadlines import extension_for, human, iso
+    from ..term.deadlines import extension_for, human, iso
 
     student = result["student"]
     entry = terms.entry(student)
@@ -160,7 +161,7 @@ def _term_block(result: dict, sub: Submission | None, terms, late: dict, standin
 def _absent(student: str, assignment: str, max_score: float, terms, status: str) -> dict:
     """A row for a rostered student with no submission (`missing`), or a submission a
     partial regrade did not reach and that was never graded (`not graded`)."""
-    from ..deadlines import extension_for, iso
+    from ..term.deadlines import extension_for, iso
 
     entry = terms.entry(student)
     extension = extension_for(entry.extension if entry else None, terms.due)
@@ -177,8 +178,8 @@ def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -
     counts, answer cells and cells of their own; the instructor's test cells and cells just as
     released do not."""
     from ..notebook import nbgrader_meta
-    from ..similarity import notebook_code, possible_copying, stub
-    from ..submissions import workspace_name
+    from ..report.similarity import notebook_code, possible_copying, stub
+    from ..lms.submissions import workspace_name
 
     ids = set(source.answer_ids)
     tests = {t.grade_id for t in source.tests}
@@ -196,7 +197,7 @@ def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -
 
 def _provenance(sub: Submission) -> dict:
     """Where a graded submission came from: enough to tell a later download's apart."""
-    from ..deadlines import iso
+    from ..term.deadlines import iso
 
     return {"source": sub.source, "attempt": sub.attempt, "submitted_at": iso(sub.submitted_at),
             "time_source": sub.time_source or "", "lms": sub.lms, "lms_id": sub.lms_id, "lms_name": sub.lms_name}
@@ -215,7 +216,7 @@ def _seen(ws: Workspace, sub: Submission) -> Seen:
 def _newer(sub: Submission, old: dict) -> bool:
     """Whether `sub` is known to be newer than the submission `old` was graded from: a later
     Canvas upload (larger attachment id), or a later known submission time."""
-    from ..deadlines import iso
+    from ..term.deadlines import iso
 
     was = old.get("submission") or {}
     if sub.attempt and was.get("attempt"):
@@ -224,46 +225,6 @@ def _newer(sub: Submission, old: dict) -> bool:
         return False                # times from different sources do not compare
     return bool(sub.submitted_at is not None and was.get("submitted_at")
                 and iso(sub.submitted_at) > was["submitted_at"])
-
-
-def _lms_lateness(subs, terms) -> list[str]:
-    """Submission times from the LMS's file of them (term.toml's times, --times), where given;
-    else Canvas's LATE marker as a submission time the gradebook can hold: the due date (with
-    the student's extension) plus `late_marker_hours`, so that nbgrader's lateness is that
-    many hours and a per-hour or per-day policy deducts its first period. Canvas has already
-    applied its due dates, overrides and extensions; it does not say by how much."""
-    from datetime import timedelta
-
-    from ..deadlines import extension_for
-
-    notes = []
-    if terms.times is not None:
-        from ..lms import read_times
-
-        times = read_times(terms.times, terms.roster)
-        given = [sub for sub in subs if sub.student in times]
-        for sub in given:
-            sub.submitted_at, sub.time_source, sub.lms_late = times[sub.student], f"{terms.times.name}", None
-        notes.append(f"submission times from {terms.times.name} for {len(given)} of {len(subs)} submissions"
-                     + ("" if len(given) == len(subs) else
-                        f" (without one: {', '.join(sorted(s.student for s in subs if s not in given)[:5])})"))
-    marked = [s for s in subs if s.lms_late]
-    for sub in subs:
-        if sub.lms_late is None:
-            continue
-        sub.submitted_at = None
-        if sub.lms_late and terms.due is not None:
-            entry = terms.entry(sub.student)
-            extension = extension_for(entry.extension if entry else None, terms.due) or timedelta(0)
-            sub.submitted_at = terms.due + extension + timedelta(hours=terms.late_marker_hours)
-    if marked and terms.due is None:
-        notes.append(f"Canvas marked {len(marked)} submission{'s' if len(marked) != 1 else ''} late, but this "
-                     "assignment has no due date here: no penalty applied (set due in term.toml)")
-    elif marked:
-        notes.append(f"Canvas marked {len(marked)} submission{'s' if len(marked) != 1 else ''} late without "
-                     f"saying by how much: each counts as {terms.late_marker_hours:g} h late "
-                     f"({terms.policy.describe()}; late_marker_hours in term.toml)")
-    return notes
 
 
 # ------------------------------------------------------------------------ the gradebook
@@ -290,7 +251,7 @@ class _Gradebook:
         self.opened = self._thread.submit(self._open, url, assignment, source, terms)
 
     def _open(self, url: str, assignment: str, source, terms) -> None:
-        from .. import gradebook
+        from ..store import gradebook
 
         self._opened = gradebook.open_gradebook(url)
         self._gb = self._opened.__enter__()
@@ -341,7 +302,7 @@ class _Gradebook:
                 self.later(self._drain)
 
     def _drain(self, gb) -> None:
-        from ..gradebook import record_many
+        from ..store.gradebook import record_many
 
         with self._lock:
             batch, self._pending = self._pending, []
@@ -377,8 +338,8 @@ class _Gradebook:
 
 
 def _standings(gb, assignment: str, notebook_name: str, students, by_id: dict, terms) -> tuple[dict, dict]:
-    from ..deadlines import extension_for
-    from ..gradebook import apply_late_policy, standings
+    from ..term.deadlines import extension_for
+    from ..store.gradebook import apply_late_policy, standings
 
     times = {}
     for student in students:
@@ -400,7 +361,7 @@ def _cluster_settings(cluster: str | None, tls: dict | None, terms, unsafe: bool
 
 
 def _safe_url(url: str) -> str:
-    from ..gradebook import safe_url
+    from ..store.gradebook import safe_url
 
     return safe_url(url)
 
@@ -423,7 +384,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
     partial = bool(students) or flagged
     if partial and regrade:
         raise course.CourseError("--regrade grades everyone; --student and --flagged grade only some: use one")
-    from .. import term
+    from ..term import settings as term
 
     # Every mistake on the command line, in the term file or the roster, or in the
     # submissions' path is reported here, in one line, before anything slow has started.
@@ -435,7 +396,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
         if remote is None:
             check_sandbox(unsafe)           # on a cluster, each worker checks its own (pool_dask.py)
         subs = collect(Path(submissions_path), assignment, scratch=scratch, roster=terms.roster)
-        notes = list(subs.notes) + _lms_lateness(subs, terms)
+        notes = list(subs.notes) + lms_times(subs, terms)
         if subs.same_times in notes and all(s.time_source != TIME_SAME for s in subs):
             notes.remove(subs.same_times)      # the LMS's own times replaced every one of them
         notes += [line for line in [ws.term_version(course.version())] if line]
@@ -462,7 +423,7 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
 
 def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regrade, partial, quiet, students,
            flagged) -> dict:
-    from ..feedback import instructor_report, student_feedback
+    from ..report.feedback import instructor_report, student_feedback
 
     source = load_source(source_path)
     terms = terms.out_of(source.max_score)

@@ -16,7 +16,7 @@ from ..flags import Flag, add, after_hidden, exception_name, flag
 from ..notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_run, is_test_cell,
                        nbgrader_meta, parse_notebook, strip_hidden)
 from ..sandbox.protocol import Opaque, ReturnedSubclass
-from ..review import review
+from ..report.review import review
 from ..sandbox.errors import StudentError, SubmissionBroken
 from ..testcells import TestResult, compile_cell, run_test_cells
 from ..sandbox.host import Sandbox

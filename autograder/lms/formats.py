@@ -169,7 +169,7 @@ def parse_lms_time(text: str):
     10:00 PM" (English); without a zone, the term's. None for "-" or an empty cell."""
     from datetime import datetime, timezone
 
-    from .deadlines import zone
+    from ..term.deadlines import zone
 
     value = " ".join(str(text).split())
     if value in ("", "-"):
@@ -200,7 +200,7 @@ def read_times(path: Path, roster) -> dict:
     import csv
     import io
 
-    from .errors import CourseError
+    from ..errors import CourseError
 
     try:
         text = Path(path).read_bytes()[:16 << 20].decode("utf-8-sig")

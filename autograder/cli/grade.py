@@ -17,7 +17,7 @@ def _start_fork_server(assignment: str) -> bool:
     starts nothing here: `grade` says what is wrong."""
     from .. import course
     from ..notebook import source_imports
-    from . import forkserver
+    from ..grade import forkserver
 
     try:
         source_path = course.source_notebook(assignment)
@@ -35,7 +35,7 @@ def _cmd_grade(args) -> int:
     started = not args.cluster and _start_fork_server(args.assignment)     # on a cluster: not needed
     try:
         from ..sandbox.host import Limits
-        from .run import grade
+        from ..grade.run import grade
 
         limits = Limits(wall_seconds=args.timeout, cpu_seconds=int(args.timeout),
                         memory_bytes=args.memory_mb << 20)
@@ -46,7 +46,7 @@ def _cmd_grade(args) -> int:
                         flagged=args.flagged, times=args.times, cluster=args.cluster, tls=_tls(args))
     finally:
         if started:
-            from . import forkserver
+            from ..grade import forkserver
 
             forkserver.stop()            # a mistake found before the workers started: no one needs it
     if summary["partial"]:
@@ -165,7 +165,7 @@ def _cluster_arguments(p, required: bool = False) -> None:
 def _cmd_cluster_check(args) -> int:
     from .. import course
     from ..versions import course_version, grader_version
-    from .pool_dask import connect, survey
+    from ..grade.pool_dask import connect, survey
 
     versions = {a: course_version(course.source_notebook(a)) for a in (args.assignment or course.assignments())}
     client = connect({"address": args.cluster, "tls": _tls(args)})

@@ -23,26 +23,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-import struct
 import re
-import shutil
-import stat
 import tempfile
-import time
-import zipfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
-from .errors import CourseError
-from .flags import Flag, flag
-from .lms import RESUBMITTED
+from ..errors import CourseError
+from ..flags import Flag, flag
+from .formats import RESUBMITTED
+from .times import TIME_CANVAS, is_regular, same_times, submission_time
+from .unzip import Unpacked, shown, unpack_zip
 
-MAX_UNZIPPED = 2 << 30
-TIME_TXT, TIME_ZIP, TIME_MTIME = "timestamp.txt", "zip entry", "file mtime"
-TIME_CANVAS = "Canvas (LATE marker)"
-TIME_SAME = "none (the zip's times are all the same)"
-SAME_TIMES_SECONDS = 2
 SAFE_NAME = re.compile(r"^[^./\x00-\x1f\x7f][^/\x00-\x1f\x7f]{0,127}$")
 
 
@@ -85,302 +77,6 @@ def student_id(name: str) -> str:
     return text[:255] or "?"
 
 
-NAME_MAX = 255                     # bytes in one file name (Linux, macOS, Windows alike)
-READABLE_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
-
-
-@dataclass
-class BadEntry:
-    """A zip entry that could not be unpacked: its name (shown printable), why, and where it
-    would have gone (relative to the unpacked folder), to tell whose it is."""
-    entry: str
-    reason: str
-    path: Path
-    twice: int = 0                 # present this many times, with different contents
-
-    @property
-    def notebook(self) -> bool:
-        return self.path.name.lower().endswith(".ipynb")
-
-
-@dataclass
-class Unpacked:
-    top: Path                      # the folder with the submissions
-    bad: list[BadEntry]
-    notes: list[str]
-
-
-def shown(name: str, limit: int = 120) -> str:
-    """A name from a download as one printable, quoted piece of text, not too long."""
-    text = name if name.isprintable() else name.encode("unicode_escape", "backslashreplace").decode("ascii")
-    if len(text) > limit:
-        text = text[:limit // 2 - 1] + "..." + text[-(limit // 2 - 2):]
-    return f"'{text}'"
-
-
-def _open_zip(path: Path, spare: Path) -> tuple[zipfile.ZipFile, dict[str, str]]:
-    """The zip, and {entry name as read: its name shown} for entries whose names claim to be
-    UTF-8 and are not. Python's zipfile cannot list such a zip at all; a copy in `spare` with
-    those names' UTF-8 flag cleared can be listed, and their entries are then refused alone."""
-    bad: dict[str, str] = {}
-    current = path
-    for _ in range(10_000):
-        try:
-            archive = zipfile.ZipFile(current)
-            if current != path:
-                current.unlink()            # open, it stays readable; nothing is left behind
-            return archive, bad
-        except UnicodeDecodeError as exc:
-            raw = exc.object if isinstance(exc.object, bytes) else b""
-            if current == path:
-                current = spare / f".{path.stem[:60]}-names.zip"
-                shutil.copyfile(path, current)
-            if not raw or not _clear_utf8_flag(current, raw):
-                raise CourseError(f"{path}: the entry name {shown(raw.decode('utf-8', 'backslashreplace'))} "
-                                  "is not valid UTF-8 and cannot be read around; nothing was graded") from None
-            bad[raw.decode("cp437")] = raw.decode("utf-8", "backslashreplace")
-        except Exception as exc:        # whatever its directory's bytes do: the zip cannot be listed
-            raise CourseError(f"{path} is not a readable zip file ({type(exc).__name__}: {exc})") from None
-    raise CourseError(f"{path}: too many entry names that are not UTF-8; nothing was graded")
-
-
-def _clear_utf8_flag(zip_path: Path, raw: bytes) -> bool:
-    """Clear the UTF-8 flag (bit 11) of the central directory records named `raw`."""
-    import mmap
-
-    changed = False
-    with open(zip_path, "r+b") as f, mmap.mmap(f.fileno(), 0) as data:
-        at = data.find(raw)
-        while at >= 0:
-            head = at - 46
-            if head >= 0 and data[head:head + 4] == b"PK\x01\x02" \
-                    and struct.unpack_from("<H", data, head + 28)[0] == len(raw):
-                bits = struct.unpack_from("<H", data, head + 8)[0]
-                if bits & 0x800:
-                    struct.pack_into("<H", data, head + 8, bits & ~0x800)
-                    changed = True
-            at = data.find(raw, at + 1)
-    return changed
-
-
-def _short(part: str) -> str:
-    """A name no longer than NAME_MAX bytes: its start, a hash of the whole, its extension."""
-    if len(part.encode("utf-8", "surrogateescape")) <= NAME_MAX:
-        return part
-    suffix = Path(part).suffix if len(Path(part).suffix) <= 16 else ""
-    head = part.encode("utf-8", "surrogateescape")[:180].decode("utf-8", "ignore")
-    return f"{head}~{hashlib.sha256(part.encode('utf-8', 'surrogateescape')).hexdigest()[:10]}{suffix}"
-
-
-def _why(exc: BaseException) -> str:
-    """What went wrong with an entry, in words (the exception's own text names the entry)."""
-    import errno
-    import zlib
-
-    if isinstance(exc, zipfile.BadZipFile) and "CRC" in str(exc):
-        return "its contents do not match its checksum: damaged, or its stated size is wrong"
-    if isinstance(exc, zipfile.BadZipFile):
-        return "its header is damaged"
-    if isinstance(exc, EOFError):
-        return "it ends before its stated size"
-    if isinstance(exc, zlib.error) or type(exc).__name__ == "LZMAError":
-        return "its compressed data are damaged"
-    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
-        return "its path is longer than this file system allows"
-    if isinstance(exc, OSError):
-        return f"it cannot be written here: {exc.strerror or type(exc).__name__}"
-    return f"it cannot be read: {type(exc).__name__}"
-
-
-def _extract(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path | None) -> str:
-    """Copy an entry to `target` (None: read it only); the sha256 of its contents."""
-    digest = hashlib.sha256()
-    with archive.open(info) as src, open(target if target is not None else os.devnull, "wb") as dst:
-        while chunk := src.read(1 << 20):
-            digest.update(chunk)
-            dst.write(chunk)
-    return digest.hexdigest()
-
-
-def _unpack_entry(archive: zipfile.ZipFile, infos: list[zipfile.ZipInfo], target: Path,
-                  bad_names: dict[str, str]) -> tuple[str, int]:
-    """Unpack one file of the zip (`infos`: its entries of that name) to `target`: why it
-    cannot be ("" when it was), and how many different files have its name (when several)."""
-    for info in infos:
-        if info.filename in bad_names:
-            return "its name is not valid UTF-8", 0
-        if info.flag_bits & 0x1:
-            return "it is encrypted with a password", 0
-        if info.compress_type not in READABLE_METHODS:
-            return f"it is compressed by a method Python's zipfile cannot read, number {info.compress_type}", 0
-    try:
-        digests = {_extract(archive, info, target if i == 0 else None) for i, info in enumerate(infos)}
-    except Exception as exc:         # whatever the entry's bytes do, only this entry is lost
-        return _why(exc), 0
-    if len(digests) > 1:
-        return f"{len(infos)} different files of this name", len(infos)
-    return "", 0
-
-
-def unpack_zip(path: Path, into: Path) -> Unpacked:
-    """Unpack a zip into `into`. A zip that cannot be listed, or that would write outside
-    `into` or more than MAX_UNZIPPED bytes, is refused (CourseError). An entry that cannot be
-    unpacked (damaged, encrypted, compressed with an unknown method, a name that is not UTF-8,
-    a file where a folder of the same name is, several different files of one name) is left
-    out, an empty file in its place where one fits, and listed in `bad`, to be charged to its
-    student alone. A name longer than a file system allows is shortened (its start, a hash,
-    its extension)."""
-    archive, bad_names = _open_zip(path, into.parent)
-    root = into.resolve()
-    bad: list[BadEntry] = []
-    notes: list[str] = []
-    shortened = []
-    with archive:
-        files: dict[Path, list[zipfile.ZipInfo]] = {}
-        folders: set[Path] = set()
-        total = 0
-        for info in archive.infolist():
-            if info.filename.startswith("__MACOSX/"):
-                continue
-            norm = os.path.normpath(info.filename) if info.filename.strip("/") else "."
-            if os.path.isabs(norm) or norm == ".." or norm.startswith("../"):
-                raise CourseError(f"{path}: refusing the entry {shown(info.filename)} (it points outside the folder)")
-            if norm == ".":
-                continue
-            rel = Path(*[_short(p) for p in Path(norm).parts])
-            if rel != Path(norm):
-                shortened.append(rel)
-            total += info.file_size
-            if total > MAX_UNZIPPED:
-                raise CourseError(f"{path}: more than {MAX_UNZIPPED >> 30} GiB unpacked; refusing")
-            folders.update(rel.parents)
-            if info.is_dir():
-                folders.add(rel)
-            else:
-                files.setdefault(rel, []).append(info)
-        for rel in sorted(folders - {Path(".")}):
-            try:
-                (root / rel).mkdir(parents=True, exist_ok=True)
-            except OSError:
-                pass                        # its files cannot be written either: each is refused
-        for rel, infos in sorted(files.items()):
-            first, target = infos[0], root / rel
-            if rel in folders:
-                why, twice = "a folder of the same name is in the download too", 0
-            else:
-                why, twice = _unpack_entry(archive, infos, target, bad_names)
-            if why:
-                bad.append(BadEntry(shown(bad_names.get(first.filename) or first.filename), why, rel, twice))
-                if rel not in folders:
-                    try:
-                        target.unlink(missing_ok=True)
-                        target.touch()              # in its place, so that its student can be told
-                    except OSError:
-                        pass
-                continue
-            if len(infos) > 1:
-                notes.append(f"{shown(first.filename)} is {len(infos)} times in {path.name}, with the same contents: "
-                             "read once")
-            when = zip_entry_time(first)
-            if when is not None:
-                os.utime(target, (when, when))      # the entry's time becomes the file's
-    if shortened:
-        notes.append(f"{len(shortened)} name{'s' if len(shortened) != 1 else ''} in {path.name} longer than "
-                     f"{NAME_MAX} bytes, unpacked shortened: " + ", ".join(shown(str(p)) for p in shortened[:3])
-                     + (" ..." if len(shortened) > 3 else ""))
-    entries = [p for p in into.iterdir() if not p.name.startswith((".", "__MACOSX"))]
-    if len(entries) == 1 and entries[0].is_dir() and not any(entries[0].glob("*.ipynb")):
-        top = entries[0]
-        bad = [BadEntry(b.entry, b.reason, b.path.relative_to(top.name), b.twice)
-               if b.path.parts[0] == top.name and len(b.path.parts) > 1 else b for b in bad]
-        return Unpacked(top, bad, notes)
-    return Unpacked(into, bad, notes)
-
-
-def zip_entry_time(info: zipfile.ZipInfo) -> float | None:
-    """A zip entry's modification time (seconds since the epoch): the extended timestamp
-    ("UT", 0x5455, UTC) when the entry has one, else its DOS date and time, which carry no
-    zone, read in the term's time zone (term.toml), else as this machine's local time."""
-    extra = info.extra or b""
-    i = 0
-    while i + 4 <= len(extra):
-        tag, size = struct.unpack_from("<HH", extra, i)
-        body = extra[i + 4:i + 4 + size]
-        if tag == 0x5455 and len(body) >= 5 and body[0] & 1:
-            return float(struct.unpack_from("<i", body, 1)[0])
-        i += 4 + size
-    from . import deadlines
-
-    try:
-        if deadlines.zone() is not None:          # the term's time zone, where term.toml gives one
-            return datetime(*info.date_time, tzinfo=deadlines.zone()).timestamp()
-        return time.mktime(tuple(info.date_time) + (0, 0, -1))
-    except (OverflowError, ValueError):
-        return None
-
-
-def _timestamp_txt(folders: list[Path]) -> tuple[datetime | None, Flag | None]:
-    """The time in nbgrader's timestamp.txt, from the first folder that has one as a regular
-    file (opened without following links or blocking, read up to 256 bytes)."""
-    from .deadlines import parse_timestamp
-
-    for folder in folders:
-        path = folder / "timestamp.txt"
-        if not _is_regular(path):
-            continue
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise OSError("not a regular file")
-                text = os.read(fd, 256).decode("utf-8")
-            finally:
-                os.close(fd)
-            return parse_timestamp(text), None
-        except (OSError, UnicodeDecodeError, ValueError):
-            return None, flag("bad-timestamp")
-    return None, None
-
-
-TOLERANCE_SECONDS = 60
-
-
-def submission_time(sub: "Submission", folder: Path | None, from_zip: bool) -> None:
-    """Set when `sub` was submitted, and from what (see the module's docstring).
-
-    In a zip, what a student uploaded sits beside what the LMS wrote: a timestamp.txt of
-    their own could claim any time. So there the later of timestamp.txt and the notebook's
-    zip entry counts, and a timestamp.txt that claims an earlier time is flagged for the
-    instructor. In a folder (nbgrader's `submitted/`, where file times are those of copies),
-    timestamp.txt is believed, as nbgrader believes it."""
-    from .deadlines import human
-
-    folders = ([sub.notebook.parent] if sub.notebook else []) + ([folder] if folder else [])
-    claimed, problem = _timestamp_txt(list(dict.fromkeys(folders)))
-    sub.time_problem = problem
-    file_time = None
-    if sub.notebook is not None:
-        try:
-            file_time = datetime.fromtimestamp(sub.notebook.lstat().st_mtime, timezone.utc)
-        except (OSError, OverflowError, ValueError):
-            file_time = None
-    if claimed is not None and from_zip and file_time is not None \
-            and (file_time - claimed).total_seconds() > TOLERANCE_SECONDS:
-        sub.time_problem = flag("timestamp-earlier", claimed=human(claimed), entry=human(file_time))
-        claimed = None
-    if claimed is not None:
-        sub.submitted_at, sub.time_source = claimed, TIME_TXT
-    elif file_time is not None:
-        sub.submitted_at, sub.time_source = file_time, TIME_ZIP if from_zip else TIME_MTIME
-
-
-def _is_regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return False
-
-
 def _pick(student: str, folder: Path, assignment: str) -> Submission:
     """The notebook to grade in a student's folder: regular files only, found without
     following symlinks (a link to solutions/ or to a classmate's notebook is not theirs)."""
@@ -392,7 +88,7 @@ def _pick(student: str, folder: Path, assignment: str) -> Submission:
             if not name.endswith(".ipynb") or name.startswith("._"):
                 continue
             path = Path(root) / name
-            (notebooks if _is_regular(path) else refused).append(path)
+            (notebooks if is_regular(path) else refused).append(path)
     notebooks = sorted(set(notebooks))
     if not notebooks:
         if refused:
@@ -410,7 +106,7 @@ def _pick(student: str, folder: Path, assignment: str) -> Submission:
 def _pick_among(student: str, files: list[Path], assignment: str) -> Submission:
     """The notebook to grade among one student's files (an LMS's flat download)."""
     notebooks = sorted(p for p in files if p.suffix == ".ipynb")
-    regular = [p for p in notebooks if _is_regular(p)]
+    regular = [p for p in notebooks if is_regular(p)]
     if not regular:
         what = f"{notebooks[0].name} is a link or a special file" if notebooks else ""
         return Submission(student, None, flag("not-a-file", what=what) if notebooks else flag("no-notebook"))
@@ -443,7 +139,7 @@ def collect(path: Path, assignment: str, scratch: Path | None = None, roster=Non
     for the class. A Canvas or Moodle download is recognised by its names (lms.py) and
     mapped to the roster's students; a download whose entries mostly match nobody on the
     roster is refused before anything is graded."""
-    from . import lms
+    from . import formats as lms
 
     path = Path(path)
     from_zip = False
@@ -472,7 +168,7 @@ def collect(path: Path, assignment: str, scratch: Path | None = None, roster=Non
         if sub.lms_late is None:
             submission_time(sub, _folder_of(sub, path), from_zip)
     if from_zip and layout != "canvas":
-        _same_times(found, origin)
+        same_times(found, origin)
     return found
 
 
@@ -491,7 +187,7 @@ def _charge(found: Collected, unpacked: Unpacked, origin: str) -> None:
         if sub is None:
             continue
         placeholder = unpacked.top / bad.path
-        if bad.notebook and (sub.notebook is None or sub.notebook == placeholder or not _is_regular(placeholder)):
+        if bad.notebook and (sub.notebook is None or sub.notebook == placeholder or not is_regular(placeholder)):
             if sub.problem is None or sub.problem.code not in ("bad-entry", "entry-twice"):
                 sub.problem, sub.notebook = (flag("entry-twice", count=bad.twice, entry=bad.entry) if bad.twice else
                                              flag("bad-entry", entry=bad.entry, reason=bad.reason)), None
@@ -516,24 +212,6 @@ def _folder_of(sub: Submission, top: Path) -> Path | None:
     return folder if folder.is_dir() and not folder.is_symlink() else None
 
 
-def _same_times(found: Collected, origin: str) -> None:
-    """Entry times that are all the same are when the zip was made, not when anyone
-    submitted: they are dropped, and the run says so."""
-    timed = [s for s in found if s.time_source == TIME_ZIP and s.submitted_at is not None]
-    if len(timed) < 2:
-        return
-    first, last = min(s.submitted_at for s in timed), max(s.submitted_at for s in timed)
-    if (last - first).total_seconds() <= SAME_TIMES_SECONDS:
-        from .deadlines import human
-
-        for s in timed:
-            s.submitted_at, s.time_source = None, TIME_SAME
-        found.same_times = (f"all {len(timed)} submission times in {origin} are the same ({human(first)}): "
-                            "that is when the zip was made, not when students submitted, so they are not "
-                            "used for lateness (give the submitted folder or the times from the LMS)")
-        found.notes.append(found.same_times)
-
-
 def _from_folders(path: Path, origin: str, assignment: str) -> Collected:
     """Student folders (and notebooks) at the top of `path`. Where several entries read as
     one id (`alice` and ` alice`, or `alice/` and `alice.ipynb`), the one named exactly
@@ -554,7 +232,7 @@ def _from_folders(path: Path, origin: str, assignment: str) -> Collected:
             sub = _pick(student, entry, assignment)
         elif entry.suffix == ".ipynb":
             student = student_id(entry.stem)
-            sub = Submission(student, entry) if _is_regular(entry) else \
+            sub = Submission(student, entry) if is_regular(entry) else \
                 Submission(student, None, flag("not-a-file", what=f"{entry.name} is a special file"))
         else:
             continue
@@ -659,7 +337,7 @@ def _example(files: dict) -> str:
 
 def _matcher(kind: str, roster):
     """A function from an LMS file to the student id it belongs to (None: nobody)."""
-    from . import lms
+    from . import formats as lms
 
     if roster is None:
         if kind == "canvas":

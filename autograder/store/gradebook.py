@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .notebook import SourceNotebook, skip_uri_grammars
+from ..notebook import SourceNotebook, skip_uri_grammars
 
 
 def _nbgrader_package_deferred() -> None:
@@ -65,8 +65,8 @@ _nbgrader_package_deferred()
 import nbgrader.api  # noqa: E402
 from nbgrader.api import Gradebook, InvalidEntry, MissingEntry  # noqa: E402
 
-from .errors import CourseError  # noqa: E402
-from .deadlines import LatePolicy, naive_utc  # noqa: E402
+from ..errors import CourseError  # noqa: E402
+from ..term.deadlines import LatePolicy, naive_utc  # noqa: E402
 
 ATTEMPTS = 8
 
@@ -352,7 +352,7 @@ def apply_late_policy(gb: Gradebook, assignment: str, notebook: str,
     from nbgrader.api import Assignment, SubmittedAssignment
     from sqlalchemy.orm import selectinload
 
-    from .nbgrader_plugins import LatePenalty
+    from ..nbgrader_plugins import LatePenalty
 
     plugin = LatePenalty.of(policy)
 

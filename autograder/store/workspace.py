@@ -31,8 +31,9 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from . import course, spreadsheet
-from .flags import messages
+from .. import course
+from . import spreadsheet
+from ..flags import messages
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -132,7 +133,7 @@ class Workspace:
         """What decides a grade besides the submission itself: the instructor's notebook (tests,
         points), the grader's code, the limits and the secret. A result is reused only while
         all of these are unchanged."""
-        from .versions import course_version
+        from ..versions import course_version
 
         h = hashlib.sha256()
         h.update(course_version(source_path).encode())

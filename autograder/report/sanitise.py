@@ -80,7 +80,7 @@ def _text(source) -> str:
 def notebook(nb: dict, source_nb) -> dict:
     """`nb` (notebook JSON, version 4, its test cells already the instructor's) with nothing a
     student wrote left as markup; `source_nb` is the instructor's notebook."""
-    from .notebook import nbgrader_meta
+    from ..notebook import nbgrader_meta
 
     theirs, trusted_markdown = {}, set()
     for cell in source_nb["cells"]:

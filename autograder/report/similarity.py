@@ -123,7 +123,7 @@ def stub(solution: str) -> str:
 
 
 def _grade_id(cell: dict):
-    from .notebook import nbgrader_meta
+    from ..notebook import nbgrader_meta
 
     return nbgrader_meta(cell).get("grade_id")
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .errors import CourseError
-from .deadlines import parse_extension
+from ..errors import CourseError
+from ..term.deadlines import parse_extension
 
 COLUMNS = ("id", "name", "email", "extension", "lms_id", "login", "section")
 MAX_BYTES = 16 << 20

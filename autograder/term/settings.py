@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from .errors import CourseError
+from ..errors import CourseError
 from .deadlines import LatePolicy, parse_when
-from .roster import Roster, read_roster
+from ..lms.roster import Roster, read_roster
 
 FILE = "term.toml"
 TOP_KEYS = {"roster", "late_policy", "late_floor", "db", "timezone", "late_marker_hours",
@@ -94,7 +94,7 @@ def resolve(workspace: Path, assignment: str, *, due: str | None = None,
             roster: Path | None = None, db: str | None = None, times: Path | None = None) -> Terms:
     """The settings for one run: the command line's, else the file's, else none. Read before
     the assignment is: `Terms.out_of` sets the points its penalties count in."""
-    from . import course
+    from .. import course
     from .deadlines import set_zone
 
     path = Path(workspace) / FILE

@@ -5,8 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import course
-from .notebook import NotebookError
+from .. import course
+from ..notebook import NotebookError
 
 EPILOG = """examples:
   autograder grade 02_similarity submissions/            grade a folder (one sub-folder per student)
@@ -30,7 +30,7 @@ def _cmd_release(args) -> int:
     names = course.assignments() if args.all else args.assignments
     if not names:
         raise course.CourseError("name an assignment, or pass --all")
-    from .release import release
+    from ..release import release
 
     for name, out in release(names, args.to):
         print(f"released {name} -> {out.relative_to(course.ROOT) if out.is_relative_to(course.ROOT) else out}",
@@ -44,7 +44,7 @@ def _cmd_check(args) -> int:
     if args.submission:
         raise course.CourseError("--submission goes with --hidden; a student checks their notebook directly: "
                                  "autograder check NOTEBOOK")
-    from .check import check_student, format_table
+    from ..check import check_student, format_table
 
     check = check_student(args.notebook, args.assignment, no_sandbox=args.no_sandbox)
     print(format_table(check))
@@ -52,7 +52,7 @@ def _cmd_check(args) -> int:
 
 
 def _check_hidden(args) -> int:
-    from .check import check_notebook
+    from ..check import check_notebook
 
     results = check_notebook(args.notebook, args.submission)
     earned = sum(r.points for r in results)
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     if student:
         return parser
     from .export import add_export_parser
-    from .grade.command import add_grade_parser
+    from .grade import add_grade_parser
 
     add_grade_parser(sub)
 

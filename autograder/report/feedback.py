@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import html
 
-from . import course
-from .flags import all_flags, messages
+from .. import course
+from ..flags import all_flags, messages
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -31,7 +31,7 @@ def _page(title: str, body: str) -> str:
 
 
 def _late_note(result: dict) -> str:
-    from .deadlines import duration
+    from ..term.deadlines import duration
 
     term = result.get("term") or {}
     if not term.get("submitted_at"):
@@ -204,7 +204,7 @@ def _copying_section(groups, names: dict) -> str:
     intro = ("<p>For you to look at; no score was changed and no one was flagged. Each graded function is "
              "compared on its own, wherever the student wrote it, with comments, docstrings, unused "
              "statements, the order of definitions and the student's own names set aside; code as "
-             "released and answers close to the solution are left out (see autograder/similarity.py).</p>")
+             "released and answers close to the solution are left out (see autograder/report/similarity.py).</p>")
     if not groups:
         return "<h2>Possible copying (0)</h2><p>No identical submissions and no near-identical answers.</p>" + intro
     parts = []

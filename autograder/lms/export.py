@@ -31,14 +31,14 @@ Only students graded from that LMS's download have one; the others are listed.
 """
 from __future__ import annotations
 
-import argparse
 import io
 from pathlib import Path
 
-from . import course, spreadsheet
-from .deadlines import iso
-from .notebook import NotebookError, load_source
-from .workspace import Workspace
+from .. import course
+from ..store import spreadsheet
+from ..term.deadlines import iso
+from ..notebook import NotebookError, load_source
+from ..store.workspace import Workspace
 
 FORMATS = ("canvas", "moodle", "moodle-worksheet", "csv")
 FILES = {"canvas": "canvas.csv", "moodle": "moodle.csv", "moodle-worksheet": "moodle-worksheet.csv",
@@ -53,7 +53,7 @@ def _num(x: float) -> str:
 def _class(gb, assignment: str, roster) -> tuple[list[dict], list[str], dict]:
     """The students to export (in order), the graded ids left out (not on the roster), and
     the assignment's tests and maximum."""
-    from .gradebook import assignment_info, book_id, standings, students
+    from ..store.gradebook import assignment_info, book_id, standings, students
 
     info = assignment_info(gb, assignment)
     try:                                         # the notebook's order of tests, if it is here
@@ -167,9 +167,9 @@ def _csv(rows, info, column: str) -> str:
 
 def export(assignment: str, fmt: str, *, workspace: Path | None = None, db_url: str | None = None,
            roster: Path | None = None, to: Path | None = None, column: str | None = None) -> dict:
-    from .gradebook import open_gradebook
+    from ..store.gradebook import open_gradebook
     from .roster import read_roster
-    from .term import FILE, read_file
+    from ..term.settings import FILE, read_file
 
     if fmt not in FORMATS:
         raise course.CourseError(f"unknown export format '{fmt}' (known: {', '.join(FORMATS)})")
@@ -197,7 +197,7 @@ def export_feedback(assignment: str, lms: str, *, workspace: Path | None = None,
     each graded submission's download said of it (results/A/STUDENT.json)."""
     import zipfile
 
-    from .lms import canvas_name
+    from .formats import canvas_name
     from .submissions import workspace_name
 
     if lms not in FEEDBACK:
@@ -228,63 +228,4 @@ def export_feedback(assignment: str, lms: str, *, workspace: Path | None = None,
     return {"path": str(path), "pages": len(entries), "without": sorted(without), "lms": lms}
 
 
-def _cmd_export(args) -> int:
-    if args.feedback:
-        summary = export_feedback(args.assignment, args.feedback, workspace=args.workspace, to=args.to)
-        where = {"canvas": "Canvas: the assignment's page > Re-Upload Submissions",
-                 "moodle": "Moodle: View all submissions > Grading action > Upload multiple feedback files in a zip"}
-        print(f"feedback for {summary['lms'].capitalize()}: {summary['path']} ({summary['pages']} pages; "
-              f"upload it in {where[summary['lms']]})")
-        if summary["without"]:
-            print(f"not graded from a {summary['lms'].capitalize()} download, so not in the zip: "
-                  f"{', '.join(summary['without'][:8])}" + (" ..." if len(summary["without"]) > 8 else ""))
-        return 0
-    if not args.format:
-        raise course.CourseError("give --format canvas|moodle|moodle-worksheet|csv (grades) "
-                                 "or --feedback canvas|moodle")
-    summary = export(args.assignment, args.format, workspace=args.workspace, db_url=args.db,
-                     roster=args.roster, to=args.to, column=args.column)
-    print(f"{summary['format']}: {summary['path']} ({summary['students']} students, "
-          f"{summary['missing']} without a submission scored 0; grade column '{summary['column']}')")
-    if summary["left_out"]:
-        print(f"left out, not on the roster: {', '.join(summary['left_out'])}")
-    return 0
-
-
-def add_export_parser(sub) -> None:
-    p = sub.add_parser(
-        "export", help="write the gradebook's grades for an LMS import (Canvas, Moodle) or as CSV",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Write ASSIGNMENT's grades from the gradebook (manual adjustments and late "
-                    "penalties included, as nbgrader export computes them) in a layout an LMS imports.",
-        epilog="formats:\n"
-               "  canvas  Student, ID, SIS User ID, SIS Login ID, Section, then the assignment column\n"
-               "          (Canvas: Grades > Import); --column 'Homework 2 (4821)' targets an existing\n"
-               "          Canvas assignment by the title Canvas exports for it\n"
-               "  moodle  First name, Last name, ID number, Email address, then the grade column\n"
-               "          (Moodle: Grades > Import > CSV file; map Email address to useremail)\n"
-               "  moodle-worksheet  Moodle's grading worksheet (Identifier, Grade, Feedback comments): its\n"
-               "          Upload grading worksheet takes it; the roster must be Moodle's worksheet\n"
-               "  csv     every column: id, names, e-mail, status, time, each test, penalty, score\n\n"
-               "feedback (--feedback canvas|moodle): the feedback pages, zipped with the names the LMS's\n"
-               "bulk upload matches to each student\n\n"
-               "example:\n  autograder export 02_similarity --format canvas --column 'Similarity (4821)'")
-    p.add_argument("assignment", help="the assignment name, e.g. 02_similarity")
-    p.add_argument("--format", metavar="FORMAT", help="canvas, moodle, moodle-worksheet or csv")
-    p.add_argument("--feedback", metavar="LMS", choices=sorted(FEEDBACK),
-                   help="instead of grades: the feedback pages as a zip for canvas's Re-Upload Submissions "
-                        "or moodle's Upload multiple feedback files in a zip")
-    p.add_argument("--to", type=Path, default=None, metavar="FILE",
-                   help="where to write (default: WORKSPACE/reports/ASSIGNMENT/canvas.csv, moodle.csv or export.csv)")
-    p.add_argument("--column", default=None, metavar="TITLE",
-                   help="the grade column's title (default: the assignment name)")
-    p.add_argument("--roster", type=Path, default=None, metavar="FILE",
-                   help="the class roster (default: the one in WORKSPACE/term.toml, if any)")
-    p.add_argument("--workspace", type=Path, default=None,
-                   help="the grading workspace (default: grading/ in the course, or $AUTOGRADER_WORKSPACE)")
-    p.add_argument("--db", default=None, metavar="URL",
-                   help="gradebook database URL (default: WORKSPACE/term.toml's, else sqlite:///WORKSPACE/gradebook.db)")
-    p.set_defaults(func=_cmd_export)
-
-
-__all__ = ["export", "export_feedback", "add_export_parser", "FORMATS"]
+__all__ = ["export", "export_feedback", "FORMATS"]

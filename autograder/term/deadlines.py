@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from .errors import CourseError
+from ..errors import CourseError
 
 POLICIES = ("none", "zero", "per-hour", "per-day")
 _UNIT_SECONDS = {"per-hour": 3600, "per-day": 86400}
@@ -75,7 +75,7 @@ def parse_when(text: str, what: str = "the date") -> datetime:
 def parse_timestamp(text: str) -> datetime:
     """A submission time as nbgrader writes it in timestamp.txt ("2025-03-14 22:59:00.000000 UTC")
     or in ISO form; without a zone it is UTC, as nbgrader reads it. Raises ValueError."""
-    from .notebook import skip_uri_grammars
+    from ..notebook import skip_uri_grammars
 
     skip_uri_grammars()
     from nbgrader.utils import parse_utc

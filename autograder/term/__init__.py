@@ -1,0 +1,1 @@
+"""The term: its settings (term.toml and the command line), due dates, extensions and the late policy."""

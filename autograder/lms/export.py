@@ -38,6 +38,7 @@ from .. import course
 from ..store import spreadsheet
 from ..term.deadlines import iso
 from ..notebook import NotebookError, load_source
+from ..records import Result
 from ..store.workspace import Workspace
 
 FORMATS = ("canvas", "moodle", "moodle-worksheet", "csv")
@@ -99,7 +100,7 @@ def _check_penalties_current(ws: Workspace, rows: list[dict], assignment: str) -
         if not r["submitted"] or not r["seconds_late"]:
             continue
         result = ws.load_result(workspace_name(r["id"]))
-        term = (result or {}).get("term") or {}
+        term = Result.of(result or {}).standing
         if "raw_score" in term and abs(float(term["raw_score"]) - r["raw_score"]) > 1e-9:
             stale.append(r["id"])
     if stale:

@@ -34,6 +34,7 @@ from pathlib import Path
 from .. import course
 from . import spreadsheet
 from ..flags import messages
+from ..records import Result
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -178,7 +179,7 @@ class Workspace:
                     "raw_score", "late_penalty", "submitted_at", "time_source", "due", "hours_late", "flags",
                     "comments"])
         for r in results:
-            term = r.get("term") or {}
+            term = Result.of(r).standing
             points = {t["grade_id"]: t["points"] for t in r["tests"]}
             points.update(term.get("manual") or {})
             late = term.get("seconds_late") or 0

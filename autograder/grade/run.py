@@ -29,6 +29,7 @@ from .book import Gradebook, Settled, read_standings
 from .task import Task
 from .phases import Phases
 from .plan import Seen, plan
+from .summary import Summary
 from .pool import open_pool
 from ..notebook import NotebookError, SourceNotebook, load_source, nbgrader_meta, parse_notebook, source_imports
 from ..sandbox.host import Limits, bwrap_path, sandbox_problem
@@ -201,9 +202,9 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
           regrade: bool = False, unsafe: bool = False, quiet: bool = False,
           due: str | None = None, late_policy: str | None = None, late_floor: str | None = None,
           roster: Path | None = None, students: list[str] | tuple = (), flagged: bool = False,
-          times: Path | None = None, cluster: str | None = None, tls: dict | None = None) -> dict:
+          times: Path | None = None, cluster: str | None = None, tls: dict | None = None) -> Summary:
     """Grade every submission (or, with `students` / `flagged`, only those, leaving everyone
-    else's results as they are); returns a summary dict. Raises CourseError for user errors.
+    else's results as they are); returns the run's Summary. Raises CourseError for user errors.
     `cluster` (a Dask scheduler's address or scheduler file; else term.toml's `cluster`) grades
     on that cluster's workers (pool_dask.py), with `tls` ({"ca", "cert", "key"} files) if given.
 
@@ -236,8 +237,8 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
             run = _Run(assignment, source_path, load_source(source_path), ws, terms, subs, phases, partial,
                        tuple(students))
             summary = _grade(pool, run, limits, regrade, flagged, quiet)
-            summary["notes"] = notes + summary["notes"]
-            summary["layout"] = subs.layout
+            summary.notes = notes + summary.notes
+            summary.layout = subs.layout
             return summary
         finally:
             pool.close()
@@ -284,7 +285,7 @@ class _Run:
         self.written: set[str] = set()         # graded now: their autograded notebook written
 
 
-def _grade(pool, run: _Run, limits, regrade: bool, flagged: bool, quiet: bool) -> dict:
+def _grade(pool, run: _Run, limits, regrade: bool, flagged: bool, quiet: bool) -> Summary:
     started = time.time()
     url = run.terms.db or run.ws.default_db_url()
     book = Gradebook(url, run.assignment, run.source, run.terms,
@@ -378,7 +379,7 @@ def _autograded_reused(run: _Run, data: dict) -> None:
             run.ws.write_autograded(sub.slug, run.notebook_name, text)
 
 
-def _report(run: _Run, chosen, todo: list, started: float, workers: int, url: str) -> dict:
+def _report(run: _Run, chosen, todo: list, started: float, workers: int, url: str) -> Summary:
     """Step 6: grades.csv, the instructor's report (possible copying included) and the run's summary."""
     from ..report.feedback import instructor_report
 
@@ -404,35 +405,27 @@ def _report(run: _Run, chosen, todo: list, started: float, workers: int, url: st
                                                terms.describe() if terms.due else "", copying, names=names,
                                                unmatched=list(getattr(run.subs, "unmatched", ()))))
     run.phases.mark("reports written")
-    return _summary(run, chosen, todo, graded_rows, missing, absent, dropped, started, workers) | {
-        "grades_csv": str(csv_path), "report": str(report), "feedback_dir": str(ws.feedback_dir),
-        "db_url": _safe_url(url)}
+    summary = _summary(run, chosen, todo, graded_rows, missing, absent, dropped, started, workers)
+    summary.grades_csv, summary.report, summary.feedback_dir = str(csv_path), str(report), str(ws.feedback_dir)
+    summary.db_url = _safe_url(url)
+    return summary
 
 
-def _summary(run: _Run, chosen, todo, graded_rows, missing, absent, dropped, started, workers) -> dict:
+def _summary(run: _Run, chosen, todo, graded_rows, missing, absent, dropped, started, workers) -> Summary:
     """The run in numbers, for the command line's summary."""
-    source, terms = run.source, run.terms
-    graded_rows = [Result.of(r) for r in graded_rows]
-    scores = [r.final_score for r in graded_rows]
     kept = chosen.kept_accepted
-    return {
-        "assignment": run.assignment, "students": len(run.subs), "graded": len(todo),
-        "reused": len(run.done) - len(todo), "frozen": sorted(chosen.frozen), "absent": sorted(absent),
-        "partial": run.partial, "kept": len(run.subs) - len(todo) - len(chosen.ungraded),
-        "seconds": round(time.time() - started, 1),
-        "workers": workers, "mean": sum(scores) / len(scores) if scores else 0.0,
-        "max_score": source.max_score,
-        "full_marks": sum(1 for s in scores if s == source.max_score),
-        "flagged": sum(1 for r in graded_rows if r.all_flags),
-        "late": sorted(r["student"] for r in graded_rows if r.standing.late),
-        "missing": missing, "ungraded": chosen.ungraded,
-        "not_on_roster": sorted(r["student"] for r in graded_rows if not r.standing.on_roster),
-        "regraded": sorted(t.student for t in todo) if run.partial else [],
-        "notes": ([f"kept the submission{'s' if len(kept) > 1 else ''} accepted earlier with --student "
-                   f"(this download's is not newer): {', '.join(kept)}; take this one with --student"]
-                  if kept else []) + _dropped_notes(dropped),
-        "deadline": terms.describe(), "roster": len(terms.roster) if terms.roster is not None else None,
-    }
+    return Summary(
+        assignment=run.assignment, students=len(run.subs), graded=len(todo),
+        reused=len(run.done) - len(todo), frozen=sorted(chosen.frozen), absent=sorted(absent),
+        partial=run.partial, kept=len(run.subs) - len(todo) - len(chosen.ungraded),
+        seconds=round(time.time() - started, 1), workers=workers, max_score=run.source.max_score,
+        missing=missing, ungraded=chosen.ungraded,
+        regraded=sorted(t.student for t in todo) if run.partial else [],
+        notes=([f"kept the submission{'s' if len(kept) > 1 else ''} accepted earlier with --student "
+                f"(this download's is not newer): {', '.join(kept)}; take this one with --student"]
+               if kept else []) + _dropped_notes(dropped),
+        deadline=run.terms.describe(), roster=len(run.terms.roster) if run.terms.roster is not None else None,
+        results=[Result.of(r) for r in graded_rows])
 
 
 def _dropped_notes(dropped: dict[str, tuple[dict, Path]]) -> list[str]:

@@ -260,20 +260,21 @@ def _shown(line: str) -> str:
     return line.replace("\r", "\\r")
 
 
-def differences(expected: dict[str, str], got: dict[str, str]) -> list[str]:
-    """One message per file that differs, is missing or is new: its name and a unified diff."""
+def differences(expected: dict[str, str], got: dict[str, str]) -> list[tuple[str, str]]:
+    """(file, message) for each file that differs, is missing or is new: the message names it
+    and gives the first lines of a unified diff."""
     out = []
     for rel in sorted(set(expected) | set(got)):
         if rel not in got:
-            out.append(f"{rel}: in the references, not written by this run")
+            out.append((rel, f"{rel}: in the references, not written by this run"))
         elif rel not in expected:
-            out.append(f"{rel}: written by this run, not in the references")
+            out.append((rel, f"{rel}: written by this run, not in the references"))
         elif expected[rel] != got[rel]:
             diff = list(difflib.unified_diff([_shown(x) for x in expected[rel].split("\n")],
                                              [_shown(x) for x in got[rel].split("\n")],
                                              f"golden/{rel}", f"this run/{rel}", lineterm=""))
             more = f"\n... ({len(diff) - DIFF_LINES} more lines)" if len(diff) > DIFF_LINES else ""
-            out.append(f"{rel} differs:\n" + "\n".join(diff[:DIFF_LINES]) + more)
+            out.append((rel, f"{rel} differs:\n" + "\n".join(diff[:DIFF_LINES]) + more))
     return out
 
 
@@ -312,10 +313,11 @@ def test_outputs_are_the_references(graded):
         return
     assert (GOLDEN / scenario).is_dir(), f"no references in {GOLDEN / scenario}: run GOLDEN_UPDATE=1 pytest {__file__}"
     found = differences(stored(scenario), got)
-    assert not found, (f"{len(found)} of {len(got)} files of the {scenario} scenario differ from tests/golden/"
-                       f"{scenario} (GOLDEN_UPDATE=1 rewrites them, if the change is meant):\n\n"
-                       + "\n\n".join(found[:5]) + ("\n\n... and: " + ", ".join(f.split(":")[0] for f in found[5:])
-                                                    if len(found) > 5 else ""))
+    if found:
+        pytest.fail(f"{len(found)} of {len(got)} files of the {scenario} scenario differ from tests/golden/{scenario} "
+                    "(GOLDEN_UPDATE=1 rewrites them, if the change is meant):\n\n" + "\n\n".join(m for _, m in found[:5])
+                    + ("\n\n... and: " + ", ".join(rel for rel, _ in found[5:]) if len(found) > 5 else ""),
+                    pytrace=False)
 
 
 def test_normalisation_replaces_only_what_changes_between_runs(tmp_path):
@@ -325,3 +327,11 @@ def test_normalisation_replaces_only_what_changes_between_runs(tmp_path):
     for page in ("<p>a\n<b>c</b></p>", "<p>a<b>c</b></p>", "\n\n<p>"):
         assert unreadable(readable("a.html", page)) == page
     assert readable("a.csv", "a,<b>\r\n") == "a,<b>\r\n"
+
+
+def test_a_difference_names_the_file_and_shows_a_diff():
+    found = differences({"a.csv": "x,1\r\ny,2\r\n", "gone.html": "<p>"}, {"a.csv": "x,1\r\ny,3\r\n", "new.csv": ""})
+    assert [rel for rel, _ in found] == ["a.csv", "gone.html", "new.csv"]
+    assert found[0][1].splitlines()[:3] == ["a.csv differs:", "--- golden/a.csv", "+++ this run/a.csv"]
+    assert "-y,2\\r" in found[0][1] and "+y,3\\r" in found[0][1]
+    assert "not written by this run" in found[1][1] and "not in the references" in found[2][1]

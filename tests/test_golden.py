@@ -29,6 +29,11 @@ the zips' entry times. HTML pages are stored with a line break before each openi
 a difference shows as a readable diff); that change is undone exactly by removing those
 breaks, so the comparison is still byte for byte.
 
+When the references were made, each scenario was graded 2 to 5 times, once with two busy
+loops and another scenario running beside it: the files were the same every time, and the
+adversarial class graded by a user without root gave the same files as root. The adversarial
+class is graded with 2 workers here (tests/test_adversarial.py uses 1, for its own reasons).
+
 Regenerate the references deliberately, after a change that is meant to change the outputs:
 
     GOLDEN_UPDATE=1 .venv/bin/python -m pytest tests/test_golden.py -q

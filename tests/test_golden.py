@@ -217,7 +217,7 @@ def canvas_term(root: Path) -> Path:
 
 def _set_by_hand(ws: Path, student: str, scores: dict[str, float], comments: dict[str, str]) -> None:
     """Scores on test cells and comments on answer cells, set as Formgrader sets them."""
-    from autograder.gradebook import open_gradebook
+    from autograder.store.gradebook import open_gradebook
 
     with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
         for test, score in scores.items():

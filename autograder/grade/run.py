@@ -140,8 +140,8 @@ def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -
     solutions = {nbgrader_meta(c).get("grade_id"): c.source for c in source.nb.cells
                  if nbgrader_meta(c).get("grade_id") in ids}
     templates = {gid: released.get(gid) or stub(code) for gid, code in solutions.items()}
-    answers = {student: notebook_code(ws.root / "autograded" / workspace_name(student) / assignment
-                                      / f"{notebook_name}.ipynb", ids, tests, released.values())
+    answers = {student: notebook_code(ws.autograded_notebook(workspace_name(student), notebook_name), ids, tests,
+                                      released.values())
                for student in submitted}
     digests = {student: result.get("digest") for student, result in submitted.items()}
     return possible_copying(digests, answers, templates, solutions)

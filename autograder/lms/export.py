@@ -179,8 +179,8 @@ def export(assignment: str, fmt: str, *, workspace: Path | None = None, db_url: 
     roster_path = roster or (ws.root / str(settings["roster"]) if settings.get("roster") else None)
     people = read_roster(roster_path) if roster_path else None
     url = db_url or settings.get("db") or ws.default_db_url()
-    if url == ws.default_db_url() and not (ws.root / "gradebook.db").exists():
-        raise course.CourseError(f"no gradebook at {ws.root / 'gradebook.db'}: grade {assignment} first "
+    if url == ws.default_db_url() and not ws.gradebook_file.exists():
+        raise course.CourseError(f"no gradebook at {ws.gradebook_file}: grade {assignment} first "
                                  "(or pass --db URL, --workspace DIR)")
     column = column or assignment
     with open_gradebook(url) as gb:
@@ -207,7 +207,7 @@ def export_feedback(assignment: str, lms: str, *, workspace: Path | None = None,
     entries, without = {}, []
     for student, result in ws.stored_results():
         came = result.get("submission") or {}
-        page = ws.root / "feedback" / workspace_name(student) / assignment / "feedback.html"
+        page = ws.feedback_page(workspace_name(student))
         if came.get("lms") != lms or not came.get("lms_id") or not page.is_file():
             without.append(student)
             continue

@@ -63,6 +63,9 @@ def write_atomic(path: Path, data: bytes | str, durable: bool = False) -> bool:
     return True
 
 
+GRADEBOOK = "gradebook.db"          # the default gradebook's file in a workspace
+
+
 class Workspace:
     def __init__(self, root: Path, assignment: str):
         self.root, self.assignment = Path(root).resolve(), assignment
@@ -125,8 +128,13 @@ class Workspace:
         return (f"this run grades under course version {version}, but the term's first run graded under {first} "
                 f"({path.name} in the workspace): the instructor's notebooks or the grader changed since")
 
+    @property
+    def gradebook_file(self) -> Path:
+        """The default gradebook: SQLite, in the workspace (term.toml's `db` may name another)."""
+        return self.root / GRADEBOOK
+
     def default_db_url(self) -> str:
-        return f"sqlite:///{self.root / 'gradebook.db'}"
+        return f"sqlite:///{self.gradebook_file}"
 
     # ------------------------------------------------------------------ resume
     @staticmethod
@@ -163,11 +171,18 @@ class Workspace:
             os.fsync(f.fileno())
 
     # ------------------------------------------------------------------ what people read
+    def feedback_page(self, slug: str) -> Path:
+        return self.feedback_dir / slug / self.assignment / "feedback.html"
+
+    def autograded_notebook(self, slug: str, notebook_name: str) -> Path:
+        """The graded copy Formgrader opens (nbgrader's autograded/ layout)."""
+        return self.root / "autograded" / slug / self.assignment / f"{notebook_name}.ipynb"
+
     def write_feedback(self, slug: str, page: str) -> None:
-        write_atomic(self.root / "feedback" / slug / self.assignment / "feedback.html", page)
+        write_atomic(self.feedback_page(slug), page)
 
     def write_autograded(self, slug: str, notebook_name: str, text: str) -> None:
-        write_atomic(self.root / "autograded" / slug / self.assignment / f"{notebook_name}.ipynb", text)
+        write_atomic(self.autograded_notebook(slug, notebook_name), text)
 
     def write_csv(self, results: list[dict], tests: list[str]) -> Path:
         """grades.csv: one row per student (rostered students who submitted nothing included),

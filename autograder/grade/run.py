@@ -6,8 +6,8 @@ one sandbox, while this parent reads the submissions and opens the gradebook. Ea
 submission at a time. The parent is the only writer of results, the gradebook, grades.csv,
 feedback and the report (through `workspace` and `gradebook`), and it watches every
 submission: a worker that dies or stops answering is replaced, and the student it was
-grading gets a flagged 0; the run goes on. Each student's result is written as soon as it
-is known, so a run that is killed can be started again: a result is reused while the
+grading gets a flagged 0; the run goes on. Each student's result is written as soon as its
+batch is in the gradebook, so a run that is killed can be started again: a result is reused while the
 notebook and everything that decides its grade (tests, grader, limits, secret) are
 unchanged (`--regrade` forces grading). Inputs are drawn from the workspace's secret and
 the student's id, so re-grading gives identical results.

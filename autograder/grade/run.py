@@ -124,13 +124,14 @@ def _autograded(source, result: dict, data: bytes | None) -> str | None:
     return json.dumps(sanitise.notebook(nb, source.nb), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
-def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -> list:
-    """Groups of submissions worth a look (similarity.py), from the autograded notebooks in
-    the workspace: the whole class's, not only this run's. Every code cell a student wrote
+def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict, autograded: dict) -> list:
+    """Groups of submissions worth a look (similarity.py), from the autograded notebooks: the
+    whole class's, not only this run's (this run's from memory, `autograded`, the others' from
+    the workspace). Every code cell a student wrote
     counts, answer cells and cells of their own; the instructor's test cells and cells just as
     released do not."""
     from ..notebook import nbgrader_meta
-    from ..report.similarity import notebook_code, possible_copying, stub
+    from ..report.similarity import code_of, notebook_code, possible_copying, stub
     from ..lms.submissions import workspace_name
 
     ids = set(source.answer_ids)
@@ -140,8 +141,9 @@ def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -
     solutions = {nbgrader_meta(c).get("grade_id"): c.source for c in source.nb.cells
                  if nbgrader_meta(c).get("grade_id") in ids}
     templates = {gid: released.get(gid) or stub(code) for gid, code in solutions.items()}
-    answers = {student: notebook_code(ws.autograded_notebook(workspace_name(student), notebook_name), ids, tests,
-                                      released.values())
+    answers = {student: code_of(autograded[student], ids, tests, released.values()) if student in autograded
+               else notebook_code(ws.autograded_notebook(workspace_name(student), notebook_name), ids, tests,
+                                  released.values())
                for student in submitted}
     digests = {student: result.get("digest") for student, result in submitted.items()}
     return possible_copying(digests, answers, templates, solutions)
@@ -283,6 +285,7 @@ class _Run:
         self.slugs = {s.student: s.slug for s in self.subs}
         self.done: dict[str, dict] = {}        # graded now or reused: their standing brought up to date
         self.written: set[str] = set()         # graded now: their autograded notebook written
+        self.autograded: dict[str, str] = {}   # the autograded notebooks written in this run, for copying
 
 
 def _grade(pool, run: _Run, limits, regrade: bool, flagged: bool, quiet: bool) -> Summary:
@@ -343,6 +346,7 @@ def _grade_all(pool, book, run: _Run, todo: list, key: str, earlier: dict, data:
         text = _autograded(run.source, result, data.get(student))
         if text is not None:
             run.ws.write_autograded(run.slugs[student], run.notebook_name, text)
+            run.autograded[student] = text
         run.written.add(student)
         _record(run, book.settled())
         bar.update(1)
@@ -377,6 +381,7 @@ def _autograded_reused(run: _Run, data: dict) -> None:
         text = _autograded(run.source, run.done[sub.student], data.get(sub.student))
         if text is not None:
             run.ws.write_autograded(sub.slug, run.notebook_name, text)
+            run.autograded[sub.student] = text
 
 
 def _report(run: _Run, chosen, todo: list, started: float, workers: int, url: str) -> Summary:
@@ -399,7 +404,7 @@ def _report(run: _Run, chosen, todo: list, started: float, workers: int, url: st
     rows.update({s: absent_row(s, run.assignment, source.max_score, terms, "not graded") for s in chosen.ungraded})
     graded_rows = [submitted[s] for s in sorted(submitted)]
     csv_path = ws.write_csv([rows[s] for s in sorted(rows)], [t.grade_id for t in source.tests])
-    copying = _copying(ws, source, run.assignment, run.notebook_name, submitted)
+    copying = _copying(ws, source, run.assignment, run.notebook_name, submitted, run.autograded)
     names = {s: Result.of(r).name for s, r in rows.items()}
     report = ws.write_report(instructor_report(run.assignment, graded_rows, missing, chosen.ungraded,
                                                terms.describe() if terms.due else "", copying, names=names,

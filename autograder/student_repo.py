@@ -30,9 +30,9 @@ from . import course
 CHECKER = ("__init__.py", "__main__.py", "cli.py", "check.py", "course.py", "errors.py", "flags.py",
            "jsontext.py", "notebook.py", "probes.py", "review.py", "testcells.py", "testing.py", "versions.py",
            "grade/__init__.py", "grade/submission.py", "grade/worker.py",
-           "sandbox/__init__.py", "sandbox/child.py", "sandbox/confine.py", "sandbox/errors.py", "sandbox/host.py",
-           "sandbox/meter.py", "sandbox/protocol.py", "sandbox/processes.py", "sandbox/server.py",
-           "sandbox/template.py")
+           "sandbox/__init__.py", "sandbox/bwrap.py", "sandbox/cgroups.py", "sandbox/child.py", "sandbox/confine.py",
+           "sandbox/errors.py", "sandbox/host.py", "sandbox/meter.py", "sandbox/protocol.py", "sandbox/processes.py",
+           "sandbox/server.py", "sandbox/session.py", "sandbox/template.py")
 
 # What a student's environment needs: the exercises' imports (NumPy, PyTorch), JupyterLab to
 # work in, and what the checker imports (nbformat and its validator, IPython's cell transformer).

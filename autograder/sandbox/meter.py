@@ -18,7 +18,7 @@ class Meter:
 
     * `rise`: how far its peak resident memory rose (memory it newly touched, even if freed
       before the call returned); the grader takes the larger of it and the rise of the
-      kernel's count of everything the sandbox holds (host.MemoryCounter), where it has one;
+      kernel's count of everything the sandbox holds (cgroups.MemoryCounter), where it has one;
     * `touched`: the most memory of its own it had touched at once since the call started
       (probes.own_touched_bytes: shared pages, code and the allocator's heap traffic left
       out), so a buffer made before the call and filled during it counts, and so does one

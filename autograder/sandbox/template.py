@@ -73,7 +73,7 @@ class Template:
     def fork(cls) -> "Template | None":
         """None where zygotes cannot be made this way (no bubblewrap): then each sandbox starts
         its own interpreter."""
-        from .host import bwrap_path
+        from .bwrap import bwrap_path
 
         if not bwrap_path():
             return None
@@ -220,7 +220,7 @@ def _drop_capabilities(libc, last_cap: int) -> None:
 
 
 def _zygote(control_fd: int, request: dict) -> None:
-    from .host import SANDBOX_SCRATCH, sandbox_env
+    from .bwrap import SANDBOX_SCRATCH, sandbox_env
 
     libc = _libc()
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)

@@ -61,7 +61,7 @@ def bwrap_command(python: str, privileged: bool, control_fd: int | None, warm: s
     if privileged:
         # root outside, no user namespace: the zygote keeps just what it needs to hand each
         # submission its own unprivileged uid, and to clean up after it.
-        # CAP_SYS_ADMIN: each submission gets fresh mount and PID namespaces (server.py).
+        # CAP_SYS_ADMIN: each submission gets fresh mount and PID namespaces (confine.py).
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL",
                 "--cap-add", "CAP_CHOWN", "--cap-add", "CAP_SYS_ADMIN"]
     else:

@@ -8,7 +8,7 @@ The sandbox (bwrap) has no network, a private PID/IPC/UTS namespace, a read-only
 the Python installation and of this package only (not solutions/, the workspace, other
 submissions or hidden tests), and a small private /scratch to write in. Inside it, the zygote has already
 imported NumPy and PyTorch; each submission gets a forked child, an unprivileged uid and
-hard limits (see server.py). Wall-clock limits are enforced here: a session that
+hard limits (see confine.py). Wall-clock limits are enforced here: a session that
 runs out of time has its whole sandbox killed, and the next one starts a fresh sandbox.
 
 Here: the limits (`Limits`, the only place they are set), slots, and a sandbox's lifecycle

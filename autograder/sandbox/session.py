@@ -13,8 +13,8 @@ from .errors import StudentError, SubmissionBroken
 
 class _Protocol:
     """autograder.sandbox.protocol, imported when first used: it needs NumPy, which the
-    grading parent (it imports host.py, and so this module, for `Limits`) never does. Importing NumPy there
-    delayed the start of the fork server by 0.1 s."""
+    grading parent (it imports host.py, and so this module, for `Limits`) never does.
+    Importing NumPy there delayed the start of the fork server by 0.1 s. host.py uses it too."""
 
     def __getattr__(self, name: str):
         from . import protocol as module

@@ -27,7 +27,7 @@ which:
     (`server.zygote`); the process that joined waits for it, holding nothing.
 
 Each submission is forked from it as before: as root, a fresh mount and PID namespace nested
-in the sandbox's, its own uid, its limits (server.py); no submission sees the zygote, each
+in the sandbox's, its own uid, its limits (confine.py); no submission sees the zygote, each
 one's /proc shows its own PID namespace only. Without root a zygote cannot make namespaces,
 and a sandbox runs one submission (host.Sandbox).
 """

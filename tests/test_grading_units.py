@@ -558,7 +558,7 @@ def test_a_sandboxed_command_joins_its_cgroups_before_it_starts(tmp_path):
     skipped quietly; the command's arguments arrive unchanged, "--" and spaces included."""
     import subprocess
 
-    from autograder.sandbox.host import _Cgroup
+    from autograder.sandbox.cgroups import Cgroup as _Cgroup
 
     folders = [tmp_path / "memory", tmp_path / "pids", tmp_path / "gone"]
     for folder in folders[:2]:

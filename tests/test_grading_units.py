@@ -248,6 +248,18 @@ def test_importing_the_grader_changes_no_other_package_until_startup_is_called()
     _modules_imported(code)
 
 
+def test_reading_a_timestamp_needs_no_nbgrader_package_init():
+    """nbgrader's `submitted/` folders hold a timestamp.txt per student, read with nbgrader's
+    own parser (`nbgrader.utils`) by the grading parent: without nbgrader's package `__init__`
+    (its server extensions, nbconvert), and with nbgrader's answer."""
+    code = ("import sys; from datetime import datetime, timezone; "
+            "from autograder.term.deadlines import parse_timestamp; "
+            "got = parse_timestamp('2025-03-14 22:59:00.000000 UTC'); "
+            "assert got == datetime(2025, 3, 14, 22, 59, tzinfo=timezone.utc), got; "
+            "assert 'nbgrader.server_extensions' not in sys.modules and 'nbconvert' not in sys.modules")
+    _modules_imported(code)
+
+
 def test_nbgraders_package_is_whole_when_a_name_of_its_own_is_asked_for():
     """The deferred package runs its real __init__ the first time a name it defines is read;
     submodules and the stock plug-ins import as usual."""

@@ -77,7 +77,7 @@ def parse_timestamp(text: str) -> datetime:
     or in ISO form; without a zone it is UTC, as nbgrader reads it. Raises ValueError."""
     from .. import startup
 
-    startup.skip_uri_grammars()
+    startup.defer_nbgrader_init()       # nbgrader.utils without the package's __init__
     from nbgrader.utils import parse_utc
 
     value = text.strip()

@@ -19,6 +19,7 @@ from ..sandbox.template import Template
 from ..testcells import _transformer
 from .submission import compile_tests, grade_submission
 
+
 def warm() -> None:
     """What every worker needs, made ready once by the process workers are forked from
     (grade/preload.py, a student's check) rather than in each worker as it starts: nbformat

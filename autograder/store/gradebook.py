@@ -57,7 +57,8 @@ def _transient():
 
 @contextmanager
 def open_gradebook(url: str):
-    """nbgrader's Gradebook on `url`; a URL that cannot be opened is one clear error."""
+    """nbgrader's Gradebook on `url`; a URL that cannot be opened is one clear error. nbgrader
+    is imported here (`startup.fast_nbgrader`), not when this module is."""
     api = startup.fast_nbgrader()
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
 

@@ -121,7 +121,7 @@ postgresql:
 # validator, which each of them would otherwise generate and compile (0.08 s each).
 bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -q autograder
-	@$(BIN)/python -c "from autograder.notebook import ready_validator; ready_validator(write=True)"
+	@$(BIN)/python -c "from autograder.startup import ready_validator; ready_validator(write=True)"
 
 # A base folder of the run's own for the tests' temporary files: pytest takes away the group and
 # other bits of /tmp/pytest-of-USER whenever any pytest session starts, and the tests that run

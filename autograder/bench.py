@@ -25,6 +25,9 @@ its tests import torch), all measured in one run on this machine:
    workers, on this machine; fixed and marginal cost of each on 02_similarity (classes of 10
    and 40, after one untimed run each), the scheduler's own cost per task (200 empty tasks),
    and the heaviest chapter graded on 1 and on 2 Dask workers.
+6. What each start-up function saves (`--startup`, also part of the full bench): the
+   statement it speeds up, timed in fresh interpreters without it and with it
+   (autograder/startup.py).
 
 A benchmark, not a test: it reports, it does not fail on slowness (it fails when the two
 graders disagree).
@@ -50,9 +53,9 @@ SIZES = (10, 40, 100, 200)
 
 
 def make_submissions(folder: Path, n: int) -> dict[str, str]:
-    from .notebook import import_nbformat
+    from .startup import fast_nbformat
 
-    nbformat = import_nbformat()
+    nbformat = fast_nbformat()
     source = nbformat.read(str(ROOT / "solutions" / A / f"{A}.ipynb"), as_version=4)
     kinds = {}
     for i in range(n):
@@ -124,6 +127,41 @@ def command_times(tmp: Path) -> dict[str, float]:
                                                                  str(notebook)], (0,))):
         times[label] = statistics.median(run(cmd, ok=ok)[0] for _ in range(3))
     return times
+
+
+# What each function of startup.py saves: (set-up, timed without it, timed with it), each in
+# a fresh interpreter, after `from autograder import startup`.
+STARTUP = {
+    "import jsonschema (its format checkers' packages, the URI grammars)":
+        ("pass", "import jsonschema", "startup.skip_uri_grammars()"),
+    "nbformat's first validation (its version 4 validator)":
+        ("startup.skip_uri_grammars(); import nbformat; nb = nbformat.from_dict({'cells': [], 'metadata': {}, "
+         "'nbformat': 4, 'nbformat_minor': nbformat.v4.nbformat_minor})",
+         "nbformat.validate(nb)", "startup.ready_validator(); nbformat.validate(nb)"),
+    "import nbgrader.api (nbgrader's package __init__)":
+        ("startup.skip_uri_grammars()", "import nbgrader.api", "startup.defer_nbgrader_init(); import nbgrader.api"),
+    "a new gradebook (the schema's head revision)":
+        ("startup.defer_nbgrader_init(); import nbgrader.api; url = 'sqlite:///' + sys.argv[1] + '/gradebook.db'",
+         "nbgrader.api.Gradebook(url).close()", "startup.fast_nbgrader(); nbgrader.api.Gradebook(url).close()"),
+}
+
+
+def startup_costs(tmp: Path, repeat: int = 3) -> None:
+    """Print what each start-up function saves: the median of `repeat` fresh interpreters
+    without it and with it."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    for label, (setup, without, with_it) in STARTUP.items():
+        medians_ms = []
+        for timed in (without, with_it):
+            code = (f"import os, sys, time; from autograder import startup; {setup}; t = time.perf_counter(); "
+                    f"{timed}; sys.stdout.write(repr(time.perf_counter() - t)); sys.stdout.flush(); os._exit(0)")
+            seconds = []
+            for _ in range(repeat):
+                folder = tempfile.mkdtemp(dir=tmp)
+                seconds.append(float(run([sys.executable, "-c", code, folder], env)[1].stdout))
+            medians_ms.append(1000 * statistics.median(seconds))
+        print(f"  {label}: {medians_ms[0]:.0f} ms without, {medians_ms[1]:.0f} ms with "
+              f"(median of {repeat})", flush=True)
 
 
 CHAPTER_BUDGET = 1.0          # seconds per submission a chapter may cost on this machine
@@ -263,6 +301,55 @@ def dask_comparison(tmp: Path, workers: int | None = None, sizes=(10, 100), roun
     return out
 
 
+def class_rounds(tmp: Path, sizes: list[int], rounds: int) -> list[tuple[int, float]]:
+    """`autograder grade` on every class size, `rounds` times, after one untimed run (after
+    the machine has idled, the first run reads torch's libraries from disk: the disk's cost,
+    not the grader's); each round's fit printed. The medians: [(n, seconds)]. The last round's
+    40-student workspace is kept (`stock_comparison` compares its scores)."""
+    grade_class(tmp, sizes[0])
+    shutil.rmtree(tmp / f"ours{sizes[0]}")
+    all_rounds = []
+    for r in range(max(1, rounds)):
+        points = []
+        for n in sizes:
+            seconds, ws, phases = grade_class(tmp, n, phases=(r == 0 and n == sizes[0]))
+            points.append((n, seconds))
+            if n != 40 or r < rounds - 1:
+                shutil.rmtree(ws)
+            if phases:
+                print(f"    {phases}", flush=True)
+        all_rounds.append(points)
+        fixed, marginal = fit(points)
+        print(f"  round {r + 1}: " + ", ".join(f"{n}: {t:.2f} s" for n, t in points)
+              + f"; fixed {fixed:.2f} s, marginal {marginal:.3f} s", flush=True)
+    return medians(all_rounds)
+
+
+def stock_comparison(tmp: Path, ours40: float) -> int:
+    """Stock, sequential `nbgrader autograde` on the 40 submissions `class_rounds` graded last:
+    its time, the speed-up, and whether both graders give every submission the same score
+    (0 when they do)."""
+    subs, ws = tmp / "class40", tmp / "stock"
+    env = nbgrader_env({"AUTOGRADER_WORKSPACE": str(ws)})
+    for student in sorted(os.listdir(subs)):
+        target = ws / "submitted" / student / A
+        target.mkdir(parents=True)
+        shutil.copy(subs / student / f"{A}.ipynb", target / f"{A}.ipynb")
+    run([sys.executable, "-m", "nbgrader", "generate_assignment", A, "--force",
+         f"--CourseDirectory.release_directory={tmp / 'release'}"], env)   # setup, not timed
+    stock, _ = run([sys.executable, "-m", "nbgrader", "autograde", A, "--create"], env)
+    print(f"  nbgrader autograde (stock, sequential), 40 submissions: {stock:6.1f} s", flush=True)
+    print(f"speed-up on 40: {stock / ours40:.1f}x ({stock / 40:.2f} s vs {ours40 / 40:.3f} s per submission)")
+
+    run([sys.executable, "-m", "nbgrader", "export", "--to", str(tmp / "stock.csv")], env)
+    theirs = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(tmp / "stock.csv"))}
+    mine = {r["student"]: float(r["score"]) for r in
+            csv.DictReader(open(tmp / "ours40" / "reports" / A / "grades.csv"))}
+    same = sum(1 for s in mine if mine[s] == theirs.get(s))
+    print(f"scores agree for {same} of {len(mine)} submissions")
+    return 0 if same == len(mine) else 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
@@ -273,48 +360,28 @@ def main(argv=None) -> int:
                         help="only every chapter's marginal cost (its solution graded as 3 and as 9 submissions)")
     parser.add_argument("--dask", action="store_true",
                         help="only the local fork server against a local Dask cluster (and 1 vs 2 Dask workers)")
+    parser.add_argument("--startup", action="store_true",
+                        help="only what each start-up function (autograder/startup.py) saves")
     args = parser.parse_args(argv)
-    if args.dask:
-        tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))
-        try:
-            print(f"local fork server against a local Dask cluster ({os.cpu_count()} cores)", flush=True)
-            dask_comparison(tmp)
-            return 0
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if args.chapters:
-        tmp = Path(tempfile.mkdtemp(prefix="bench-chapters-"))
-        try:
-            print(f"every chapter's marginal cost ({os.cpu_count()} cores; budget {CHAPTER_BUDGET:g} s per "
-                  "submission)", flush=True)
-            chapter_costs(tmp)
-            return 0
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    parts = {"dask": (f"local fork server against a local Dask cluster ({os.cpu_count()} cores)", dask_comparison),
+             "chapters": (f"every chapter's marginal cost ({os.cpu_count()} cores; budget {CHAPTER_BUDGET:g} s per "
+                          "submission)", chapter_costs),
+             "startup": ("what each start-up function saves (autograder/startup.py)", startup_costs)}
+    for flag, (title, part) in parts.items():
+        if getattr(args, flag):
+            tmp = Path(tempfile.mkdtemp(prefix=f"bench-{flag}-"))
+            try:
+                print(title, flush=True)
+                part(tmp)
+                return 0
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
     sizes = sorted({int(s) for s in args.sizes.split(",")} | {40})
     tmp = Path(tempfile.mkdtemp(prefix="bench-grading-"))
     try:
         print(f"{A}: synthetic classes (right/wrong/half-right), {os.cpu_count()} cores, one run "
               f"of {args.rounds} round{'s' if args.rounds != 1 else ''}", flush=True)
-        # One untimed run first: after the machine has idled, the first run reads torch's
-        # libraries from disk, and that is the disk's cost, not the grader's.
-        grade_class(tmp, sizes[0])
-        shutil.rmtree(tmp / f"ours{sizes[0]}")
-        rounds = []
-        for r in range(max(1, args.rounds)):
-            points = []
-            for n in sizes:
-                seconds, ws, phases = grade_class(tmp, n, phases=(r == 0 and n == sizes[0]))
-                points.append((n, seconds))
-                if n != 40 or r < args.rounds - 1:        # the last 40 is compared with stock below
-                    shutil.rmtree(ws)
-                if phases:
-                    print(f"    {phases}", flush=True)
-            rounds.append(points)
-            fixed, marginal = fit(points)
-            print(f"  round {r + 1}: " + ", ".join(f"{n}: {t:.2f} s" for n, t in points)
-                  + f"; fixed {fixed:.2f} s, marginal {marginal:.3f} s", flush=True)
-        points = medians(rounds)
+        points = class_rounds(tmp, sizes, args.rounds)
         fixed, marginal = fit(points)
         ours40 = dict(points)[40]
         print("  autograder grade, median of the rounds: " + ", ".join(f"{n}: {t:.2f} s" for n, t in points))
@@ -325,32 +392,14 @@ def main(argv=None) -> int:
 
         for label, seconds in command_times(tmp).items():
             print(f"  {label}: {seconds:.2f} s (median of 3)", flush=True)
+        print("what each start-up function saves (autograder/startup.py):", flush=True)
+        startup_costs(tmp)
         print("every chapter's marginal cost (its solution graded as 3 and as 9 submissions):", flush=True)
         chapter_costs(tmp)
         print("the local fork server against a local Dask cluster:", flush=True)
         dask_comparison(tmp)
 
-        if args.no_stock:
-            return 0
-        subs, ws = tmp / "class40", tmp / "stock"
-        env = nbgrader_env({"AUTOGRADER_WORKSPACE": str(ws)})
-        for student in sorted(os.listdir(subs)):
-            target = ws / "submitted" / student / A
-            target.mkdir(parents=True)
-            shutil.copy(subs / student / f"{A}.ipynb", target / f"{A}.ipynb")
-        run([sys.executable, "-m", "nbgrader", "generate_assignment", A, "--force",
-             f"--CourseDirectory.release_directory={tmp / 'release'}"], env)   # setup, not timed
-        stock, _ = run([sys.executable, "-m", "nbgrader", "autograde", A, "--create"], env)
-        print(f"  nbgrader autograde (stock, sequential), 40 submissions: {stock:6.1f} s", flush=True)
-        print(f"speed-up on 40: {stock / ours40:.1f}x ({stock / 40:.2f} s vs {ours40 / 40:.3f} s per submission)")
-
-        run([sys.executable, "-m", "nbgrader", "export", "--to", str(tmp / "stock.csv")], env)
-        theirs = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(tmp / "stock.csv"))}
-        mine = {r["student"]: float(r["score"]) for r in
-                csv.DictReader(open(tmp / "ours40" / "reports" / A / "grades.csv"))}
-        same = sum(1 for s in mine if mine[s] == theirs.get(s))
-        print(f"scores agree for {same} of {len(mine)} submissions")
-        return 0 if same == len(mine) else 1
+        return 0 if args.no_stock else stock_comparison(tmp, ours40)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

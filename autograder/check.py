@@ -107,7 +107,10 @@ def _template(no_sandbox: bool, warm: tuple[str, ...]):
     from .sandbox.template import Template
 
     with collector_paused():
-        import_modules(["autograder.grade.worker", *warm])
+        from .grade import worker
+
+        worker.warm()
+        import_modules(warm)
     return Template.fork()
 
 

@@ -9,11 +9,12 @@ import json
 import os
 import re
 import stat
-import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from . import startup
 
 if TYPE_CHECKING:
     import nbformat
@@ -26,135 +27,6 @@ SOLUTION_END = "### END SOLUTION"
 
 class NotebookError(Exception):
     """A notebook that cannot be used, with a message that says why."""
-
-
-# Optional packages that jsonschema's format checkers import when they are installed (and
-# Jupyter's dependencies install them): idna alone took 0.13 s, all of them 0.2 s.
-_FORMAT_CHECKER_PACKAGES = ("fqdn", "idna", "rfc3987", "rfc3986_validator", "rfc3339_validator",
-                            "webcolors", "jsonpointer", "uri_template", "isoduration")
-
-
-def skip_uri_grammars() -> None:
-    """nbformat validates with jsonschema, whose format checkers import `rfc3987_syntax` when
-    it is installed (it is, for jupyter-events), and that package builds 38 lark grammars at
-    import: about 2 s of CPU in every process that imports nbformat, nbgrader's API included.
-    Nothing here checks formats (nbformat's schemas use no `format` keyword and nbformat no
-    format checker), so jsonschema is told that the optional packages are absent: always for
-    `rfc3987_syntax`, and for the others only while jsonschema is imported (another library
-    may still import idna, say). Call before importing nbformat or nbgrader; a process that
-    imported jsonschema already keeps it."""
-    sys.modules.setdefault("rfc3987_syntax", None)
-    if "jsonschema" in sys.modules:
-        return
-    absent = [name for name in _FORMAT_CHECKER_PACKAGES if name not in sys.modules]
-    sys.modules.update(dict.fromkeys(absent))
-    try:
-        import jsonschema  # noqa: F401
-    except ImportError:
-        pass
-    finally:
-        for name in absent:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
-
-
-def import_nbformat():
-    """nbformat, imported when a notebook is first parsed, never by a command that parses none,
-    with its validator for version 4 ready (`ready_validator`)."""
-    skip_uri_grammars()
-    import nbformat as module
-
-    if not _VALIDATOR["ready"]:
-        ready_validator()
-    return module
-
-
-# nbformat validates every notebook it reads with the code fastjsonschema generates from its
-# schema, generated and compiled in each process that reads its first notebook: 75-80 ms, in
-# the grading parent, the fork server (before any worker can start) and a student's check.
-# `make bytecode` keeps that code compiled beside the package's own bytecode, under a key of
-# everything it is made from; loading it takes about 1 ms.
-_VALIDATOR = {"ready": False, "folder": Path(__file__).parent / "__pycache__"}
-
-
-def _validator_key(schema: dict) -> str:
-    import hashlib
-    import importlib.util
-
-    import fastjsonschema
-
-    text = json.dumps(schema, sort_keys=True).encode()
-    parts = (importlib.util.MAGIC_NUMBER, fastjsonschema.VERSION.encode(), text)
-    return hashlib.sha256(b"\0".join(parts)).hexdigest()
-
-
-def ready_validator(write: bool = False) -> str:
-    """Put nbformat's validator for version-4 notebooks of its own minor version into
-    nbformat's cache of validators, from the compiled code in `_VALIDATOR["folder"]` when
-    that code's key matches: the same code fastjsonschema generates from the same schema,
-    under the same Python. `write` (make bytecode) stores the code when it is missing or
-    stale. Without it, nbformat compiles its validator as it always does, as it does for
-    the older minor versions (Jupyter writes the current one, and so does this course).
-    Returns "cached", "written" or "compiled"."""
-    skip_uri_grammars()
-    _VALIDATOR["ready"] = True
-    from nbformat import v4
-    from nbformat import validator as nbvalidator
-    from nbformat.json_compat import FastJsonSchemaValidator, JsonSchemaValidator, get_current_validator
-
-    minor = v4.nbformat_minor
-    try:
-        if get_current_validator() is not FastJsonSchemaValidator:   # NBFORMAT_VALIDATOR=jsonschema
-            raise LookupError
-        slot = (FastJsonSchemaValidator.name, 4, minor, False)       # nbformat's own key
-        schema = nbvalidator._get_schema_json(v4, version=4, version_minor=minor)
-        code, how = _stored_validator(schema, f"nbformat-v4.{minor}-validator", write)
-        namespace: dict = {}
-        exec(code, namespace)
-        validate = namespace["validate"]
-    except Exception:  # noqa: BLE001 (no file, a damaged one, another nbformat: nbformat's own way)
-        nbvalidator.get_validator(4, minor)
-        return "compiled"
-    validator = FastJsonSchemaValidator.__new__(FastJsonSchemaValidator)
-    JsonSchemaValidator.__init__(validator, schema)      # what FastJsonSchemaValidator.__init__ does,
-    validator._validator = validate                      # with the stored code instead of a compile
-    nbvalidator.validators[slot] = validator
-    return how
-
-
-def _stored_validator(schema: dict, stem: str, write: bool):
-    """(the code object, "cached") from the file under `schema`'s key; else, with `write`,
-    the code generated, compiled and stored, (code, "written"), or (code, "compiled") where
-    the folder cannot be written. LookupError when there is nothing to use."""
-    import marshal
-    import types
-
-    key = _validator_key(schema)
-    path = _VALIDATOR["folder"] / f"{stem}.{key[:32]}.bin"
-    header = f"{key}\n".encode()
-    try:
-        blob = path.read_bytes()
-        code = marshal.loads(blob[len(header):]) if blob.startswith(header) else None
-    except (OSError, EOFError, ValueError, TypeError):
-        code = None
-    if isinstance(code, types.CodeType):
-        return code, "cached"
-    if not write:
-        raise LookupError(f"no stored {stem}")
-    import fastjsonschema
-
-    code = compile(fastjsonschema.compile_to_code(schema), f"<{stem}>", "exec")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_bytes(header + marshal.dumps(code))
-        tmp.replace(path)
-        for stale in path.parent.glob(f"{stem}.*.bin"):
-            if stale != path:
-                stale.unlink(missing_ok=True)
-    except OSError:             # a package folder this user may not write: used, not stored
-        return code, "compiled"
-    return code, "written"
 
 
 @dataclass
@@ -426,7 +298,7 @@ def parse_notebook(raw: bytes, name: str = "notebook"):
     data = load_json_notebook(raw, name)
     path = Path(name)
     try:
-        nb = import_nbformat().reads(json.dumps(data), as_version=4)
+        nb = startup.fast_nbformat().reads(json.dumps(data), as_version=4)
     except Exception as exc:  # nbformat raises several types for broken notebooks
         first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise NotebookError(f"{path.name} is not a valid notebook: {first}") from None

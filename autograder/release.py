@@ -1,8 +1,8 @@
 """`autograder release`: the student notebooks, generated from the instructor's with nbgrader.
 
-Above `gradebook` in the package's layers (nbgrader's API is used with the gradebook module's
-set-up: alembic on PATH, the schema head read in this process, no URI grammars), which is
-why this is not in `course`, which everything imports.
+nbgrader is imported as the gradebook imports it (`startup.fast_nbgrader`: the schema head
+read in this process, no URI grammars), and generate_assignment writes the gradebook: this
+is why release is not in `course`, which everything imports.
 """
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ def release(assignments: list[str], release_dir: Path | None = None):
         source_notebook(name)
     from traitlets.config.loader import PyFileConfigLoader
 
-    from .store import gradebook  # noqa: F401  (alembic on PATH, nbgrader's API without the URI grammars)
+    from . import startup
+
+    startup.fast_nbgrader()
     from nbgrader.apps import NbGraderAPI
 
     os.environ.update(nbgrader_env())

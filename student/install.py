@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     run(*pip, "--no-deps", *([] if isolated else ["--no-build-isolation"]), "-e", HERE)
     run(python, "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3")
     run(python, "-m", "compileall", "-q", HERE / "autograder")
-    run(python, "-c", "from autograder.notebook import ready_validator; ready_validator(write=True)")
+    run(python, "-c", "from autograder.startup import ready_validator; ready_validator(write=True)")
     seconds = time.monotonic() - started
     print(f"set-up done in {seconds:.0f} s; {args.venv.name} takes {size_of(args.venv) / 1e9:.2f} GB")
     bin_dir = args.venv / ("Scripts" if os.name == "nt" else "bin")

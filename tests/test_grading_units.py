@@ -203,10 +203,13 @@ def test_the_command_line_imports_no_grading_machinery_to_answer_help():
     assert not (HEAVY | {"numpy"}) & loaded, sorted((HEAVY | {"numpy"}) & loaded)
 
 
-def test_the_grading_parent_never_imports_torch_nor_builds_uri_grammars():
+def test_the_grading_parent_never_imports_torch_nor_builds_uri_grammars(tmp_path):
     """The parent only reads, writes and waits: torch is for the workers (forked from a
     server that imports it once), and nbgrader's API comes without jsonschema's URI grammars."""
     code = ("import sys, autograder.grade.run, autograder.store.gradebook, autograder.report.feedback; "
+            # what the parent's gradebook thread does: open (here create) the gradebook
+            f"opened = autograder.store.gradebook.open_gradebook('sqlite:///{tmp_path}/gradebook.db'); "
+            "opened.__enter__(); opened.__exit__(None, None, None); "
             "assert sys.modules['rfc3987_syntax'] is None, 'URI grammars built'; "
             # what the parent does with notebooks in a run: the source, each graded notebook
             "from autograder.notebook import load_source; from autograder.grade.run import _autograded; "
@@ -219,16 +222,49 @@ def test_the_grading_parent_never_imports_torch_nor_builds_uri_grammars():
         sorted({"torch", "numpy", "matplotlib", "IPython"} & loaded)
     assert "nbgrader.api" in loaded
     # nbgrader's package __init__ (its Jupyter server extensions) and nbconvert are not
-    # needed to write a gradebook (gradebook._nbgrader_package_deferred)
+    # needed to write a gradebook (startup.defer_nbgrader_init)
     unneeded = {"nbconvert", "nbgrader.server_extensions", "nbgrader.apps", "nbgrader.exchange"}
     assert not unneeded & loaded, sorted(unneeded & loaded)
+
+
+def test_importing_the_grader_changes_no_other_package_until_startup_is_called():
+    """The start-up tricks (startup.py) happen when the code that needs them calls them,
+    never as a side effect of an import: after importing the gradebook, the notebook reader,
+    the worker and release, nbgrader is not imported (nor registered in its place), no
+    package is marked absent, nbformat has no validator; nbgrader imported then is its own,
+    `get_alembic_version` included, until `startup.fast_nbgrader()` replaces that."""
+    code = ("import sys; import autograder.store.gradebook, autograder.notebook, autograder.grade.worker, "
+            "autograder.release, autograder.term.deadlines, autograder.grade.run; "
+            "assert not [m for m in sys.modules if m.split('.')[0] in ('nbgrader', 'nbformat')], "
+            "sorted(m for m in sys.modules if m.split('.')[0] in ('nbgrader', 'nbformat')); "
+            "assert not [m for m, v in sys.modules.items() if v is None], [m for m, v in sys.modules.items() if v is None]; "
+            "import nbgrader.api, nbgrader; "
+            "assert nbgrader.api.get_alembic_version.__module__ == 'nbgrader.api', 'replaced at import'; "
+            "assert nbgrader.__spec__.loader is not None and '__version__' in vars(nbgrader), 'a stand-in package'; "
+            "own = nbgrader.api.get_alembic_version; "
+            "from autograder import startup; assert startup.fast_nbgrader() is nbgrader.api; "
+            "assert nbgrader.api.get_alembic_version is startup.alembic_head; "
+            "assert startup.NBGRADERS_OWN['get_alembic_version'] is own")
+    _modules_imported(code)
+
+
+def test_reading_a_timestamp_needs_no_nbgrader_package_init():
+    """nbgrader's `submitted/` folders hold a timestamp.txt per student, read with nbgrader's
+    own parser (`nbgrader.utils`) by the grading parent: without nbgrader's package `__init__`
+    (its server extensions, nbconvert), and with nbgrader's answer."""
+    code = ("import sys; from datetime import datetime, timezone; "
+            "from autograder.term.deadlines import parse_timestamp; "
+            "got = parse_timestamp('2025-03-14 22:59:00.000000 UTC'); "
+            "assert got == datetime(2025, 3, 14, 22, 59, tzinfo=timezone.utc), got; "
+            "assert 'nbgrader.server_extensions' not in sys.modules and 'nbconvert' not in sys.modules")
+    _modules_imported(code)
 
 
 def test_nbgraders_package_is_whole_when_a_name_of_its_own_is_asked_for():
     """The deferred package runs its real __init__ the first time a name it defines is read;
     submodules and the stock plug-ins import as usual."""
-    code = ("import importlib.metadata, sys, autograder.store.gradebook, nbgrader; "
-            "assert 'nbgrader.server_extensions' not in sys.modules; "
+    code = ("import importlib.metadata, sys; from autograder import startup; startup.fast_nbgrader(); "
+            "import nbgrader; assert 'nbgrader.server_extensions' not in sys.modules; "
             "assert nbgrader.__version__ == importlib.metadata.version('nbgrader'); "
             "assert nbgrader._jupyter_server_extension_points() == [{'module': 'nbgrader'}]; "
             "assert 'nbgrader.server_extensions.formgrader' in sys.modules; "
@@ -245,7 +281,7 @@ def test_nbformat_comes_without_the_packages_of_jsonschemas_format_checkers():
     with jsonschema, whose format checkers import idna, isoduration and others when installed
     (0.2 s; nbformat checks no format). They stay importable for whoever needs them."""
     code = ("import sys, autograder.grade.worker; "
-            "from autograder.notebook import import_nbformat; import_nbformat(); "
+            "from autograder.startup import fast_nbformat; fast_nbformat(); "
             "assert 'jsonschema' in sys.modules and 'nbformat.validator' in sys.modules; "
             "assert not {'idna', 'isoduration', 'webcolors', 'jsonpointer'} & set(sys.modules), "
             "{'idna', 'isoduration', 'webcolors', 'jsonpointer'} & set(sys.modules); "
@@ -257,8 +293,8 @@ _VALIDATOR_CHECK = r"""
 import copy, glob, json, sys
 from pathlib import Path
 import fastjsonschema
-from autograder import notebook
-from autograder.notebook import ready_validator
+from autograder import startup as notebook
+from autograder.startup import ready_validator
 folder = Path(sys.argv[1])
 notebook._VALIDATOR["folder"] = folder
 import nbformat
@@ -336,7 +372,7 @@ def test_nbformats_validator_comes_stored_and_judges_as_nbformats_own(tmp_path):
     proc = subprocess.run([sys.executable, "-c", _VALIDATOR_CHECK, str(tmp_path / "cache")], capture_output=True,
                           text=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
-    mine = subprocess.run([sys.executable, "-c", "from autograder.notebook import ready_validator; "
+    mine = subprocess.run([sys.executable, "-c", "from autograder.startup import ready_validator; "
                            "print(ready_validator())"], capture_output=True, text=True, timeout=60)
     assert mine.stdout.strip() == "cached", (mine.stdout, mine.stderr[-2000:], "run `make bytecode`")
 

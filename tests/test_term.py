@@ -413,13 +413,12 @@ def _one_line(proc, message, allow_unsafe_warning=False):
 
 # --------------------------------------------------------------------------- the pieces
 def test_a_new_gradebook_gets_the_schema_revision_alembic_reports():
-    """gradebook.py reads the schema's head revision in-process; nbgrader runs `alembic heads`."""
-    from autograder.store import gradebook
+    """startup.py reads the schema's head revision in-process; nbgrader runs `alembic heads`."""
+    from autograder import startup
 
-    assert gradebook._alembic_head() == gradebook.nbgrader_alembic_version()
-    import nbgrader.api
-
-    assert nbgrader.api.get_alembic_version is gradebook._alembic_head
+    api = startup.fast_nbgrader()
+    assert startup.alembic_head() == startup.NBGRADERS_OWN["get_alembic_version"]()
+    assert api.get_alembic_version is startup.alembic_head
 
 
 def test_late_policies_compute_what_they_promise():

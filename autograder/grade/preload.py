@@ -15,6 +15,7 @@ import os
 from ..sandbox.server import _warm_imports, collector_paused
 
 with collector_paused():
-    from . import worker  # noqa: F401
+    from . import worker
 
+    worker.warm()
     _warm_imports(os.environ.get("AUTOGRADER_PRELOAD", ""))

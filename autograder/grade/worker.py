@@ -11,18 +11,23 @@ from __future__ import annotations
 import numpy  # noqa: F401  (the tests' inputs and comparisons)
 
 from ..flags import flag
-from ..notebook import import_nbformat, load_source, source_imports
+from .. import startup
+from ..notebook import load_source, source_imports
 from ..sandbox.host import Limits, Sandbox, SandboxUnavailable
 from ..sandbox.server import import_modules
 from ..sandbox.template import Template
 from ..testcells import _transformer
 from .submission import compile_tests, grade_submission
 
-# Every submission is parsed and validated here: nbformat's validator is made ready once, in
-# the fork server (`notebook.ready_validator`), rather than in each worker as it starts.
-_nbformat = import_nbformat()
-_nbformat.validate(_nbformat.v4.new_notebook())
-_transformer()             # and its tests compiled as IPython would
+
+def warm() -> None:
+    """What every worker needs, made ready once by the process workers are forked from
+    (grade/preload.py, a student's check) rather than in each worker as it starts: nbformat
+    with its validator (every submission is parsed and validated here), and IPython's cell
+    transformer (its tests are compiled as IPython would)."""
+    nbformat = startup.fast_nbformat()
+    nbformat.validate(nbformat.v4.new_notebook())
+    _transformer()
 
 
 def main(conn, slot: int, source_path: str, limits: Limits, unsafe: bool) -> None:

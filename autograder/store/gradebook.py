@@ -23,50 +23,15 @@ import time
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..notebook import SourceNotebook, skip_uri_grammars
+from .. import startup
+from ..errors import CourseError
+from ..notebook import SourceNotebook
+from ..term.deadlines import LatePolicy, naive_utc
 
-
-def _nbgrader_package_deferred() -> None:
-    """Import nbgrader's modules without running the package's own `__init__` until something
-    asks for a name it defines. That file imports nbgrader's Jupyter server extensions, and
-    through them nbconvert, the exchange and every nbgrader app: about 0.5 s of CPU in the
-    grading parent, which needs `nbgrader.api` and `nbgrader.plugins` only. The package is
-    registered from its spec with a module `__getattr__`: submodules import as usual, and the
-    first other name read (`nbgrader.__version__`, the extension hooks) runs the real
-    `__init__` in the same module. A process that imported nbgrader already keeps it."""
-    import importlib.util
-
-    if "nbgrader" in sys.modules:
-        return
-    spec = importlib.util.find_spec("nbgrader")
-    if spec is None or not spec.submodule_search_locations:
-        return
-    package = importlib.util.module_from_spec(spec)
-    folder = Path(spec.submodule_search_locations[0])
-
-    def __getattr__(name: str):
-        # a submodule: let the import system load it (`from . import utils` asks here first)
-        if (folder / f"{name}.py").is_file() or (folder / name / "__init__.py").is_file():
-            raise AttributeError(name)
-        if package.__dict__.pop("__getattr__", None) is not None:
-            spec.loader.exec_module(package)
-        try:
-            return package.__dict__[name]
-        except KeyError:
-            raise AttributeError(f"module 'nbgrader' has no attribute {name!r}") from None
-
-    package.__getattr__ = __getattr__
-    sys.modules["nbgrader"] = package
-
-
-skip_uri_grammars()
-_nbgrader_package_deferred()
-import nbgrader.api  # noqa: E402
-from nbgrader.api import Gradebook, InvalidEntry, MissingEntry  # noqa: E402
-
-from ..errors import CourseError  # noqa: E402
-from ..term.deadlines import LatePolicy, naive_utc  # noqa: E402
+if TYPE_CHECKING:
+    from nbgrader.api import Gradebook
 
 ATTEMPTS = 8
 
@@ -78,30 +43,13 @@ def _alembic_on_path() -> None:
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
-def _alembic_head() -> str:
-    """The newest revision of nbgrader's gradebook schema, read from nbgrader's migration
-    scripts in this process. nbgrader asks a new `alembic heads` process for it each time it
-    creates a gradebook (`api.get_alembic_version`): a second Python start and alembic import,
-    about 1.5 s of every first run. Same answer (tests/test_term.py compares the two)."""
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
-    from nbgrader.dbutil import ALEMBIC_DIR
-
-    config = Config()
-    config.set_main_option("script_location", ALEMBIC_DIR)
-    return ScriptDirectory.from_config(config).get_current_head()
-
-
-nbgrader_alembic_version = nbgrader.api.get_alembic_version      # the original, for the test
-nbgrader.api.get_alembic_version = _alembic_head
-
-
 def safe_url(url: str) -> str:
     """A database URL fit to print: without its password."""
     return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 def _transient():
+    from nbgrader.api import InvalidEntry
     from sqlalchemy.exc import DBAPIError, InvalidRequestError
 
     return (InvalidEntry, DBAPIError, InvalidRequestError)
@@ -109,14 +57,16 @@ def _transient():
 
 @contextmanager
 def open_gradebook(url: str):
-    """nbgrader's Gradebook on `url`; a URL that cannot be opened is one clear error."""
+    """nbgrader's Gradebook on `url`; a URL that cannot be opened is one clear error. nbgrader
+    is imported here (`startup.fast_nbgrader`), not when this module is."""
+    api = startup.fast_nbgrader()
     from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError, SQLAlchemyError
 
     _alembic_on_path()
     gb = None
     for attempt in range(ATTEMPTS):
         try:
-            gb = Gradebook(url)
+            gb = api.Gradebook(url)
             break
         except (ArgumentError, NoSuchModuleError, ImportError) as exc:
             raise CourseError(f"cannot use the gradebook URL {safe_url(url)}: {str(exc).splitlines()[0]} "
@@ -218,7 +168,7 @@ def record_many(gb: Gradebook, assignment: str, notebook: str, results: list[tup
     row (docs/measurements.md says what each cost)."""
 
     def write():
-        from nbgrader.api import Assignment, Student, SubmittedAssignment, SubmittedNotebook
+        from nbgrader.api import Assignment, MissingEntry, Student, SubmittedAssignment, SubmittedNotebook
         from sqlalchemy import insert
         from sqlalchemy.orm import selectinload
 
@@ -349,7 +299,7 @@ def apply_late_policy(gb: Gradebook, assignment: str, notebook: str,
     autograding: from the notebook's score (manual adjustments included), kept between 0
     and that score. Returns what was recorded, per student. One transaction for all of
     them (one per student took 2-3 s for a class of 200 after the last one was graded)."""
-    from nbgrader.api import Assignment, SubmittedAssignment
+    from nbgrader.api import Assignment, MissingEntry, SubmittedAssignment
     from sqlalchemy.orm import selectinload
 
     from ..nbgrader_plugins import LatePenalty
@@ -452,6 +402,8 @@ def students(gb: Gradebook) -> dict[str, dict]:
 
 def assignment_info(gb: Gradebook, assignment: str) -> dict:
     """The assignment's maximum score, tests (grade_id: max points, in notebook order) and due date."""
+    from nbgrader.api import MissingEntry
+
     try:
         a = gb.find_assignment(assignment)
     except MissingEntry:

@@ -75,9 +75,9 @@ def parse_when(text: str, what: str = "the date") -> datetime:
 def parse_timestamp(text: str) -> datetime:
     """A submission time as nbgrader writes it in timestamp.txt ("2025-03-14 22:59:00.000000 UTC")
     or in ISO form; without a zone it is UTC, as nbgrader reads it. Raises ValueError."""
-    from ..notebook import skip_uri_grammars
+    from .. import startup
 
-    skip_uri_grammars()
+    startup.defer_nbgrader_init()       # nbgrader.utils without the package's __init__
     from nbgrader.utils import parse_utc
 
     value = text.strip()

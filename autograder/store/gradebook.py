@@ -82,7 +82,7 @@ def _alembic_head() -> str:
     """The newest revision of nbgrader's gradebook schema, read from nbgrader's migration
     scripts in this process. nbgrader asks a new `alembic heads` process for it each time it
     creates a gradebook (`api.get_alembic_version`): a second Python start and alembic import,
-    about 1.5 s of every first run. Same answer (tests/test_term.py compares the two)."""
+    about 1.5 s of every first run. Same answer (tests/e2e/test_term.py compares the two)."""
     from alembic.config import Config
     from alembic.script import ScriptDirectory
     from nbgrader.dbutil import ALEMBIC_DIR

@@ -114,7 +114,7 @@ def test_a_shared_postgresql_gradebook_loses_nothing_under_concurrent_graders_an
     (tmp_path / "editor.py").write_text(EDITOR)
     stop, edits = tmp_path / "stop", tmp_path / "edits.json"
     # (the editor scores the students whose notebooks stay the same: a score set by hand for a1's
-    # or a2's old notebook is not carried onto their new one, tests/test_instructor_side.py)
+    # or a2's old notebook is not carried onto their new one, tests/e2e/test_instructor_side.py)
     editor = subprocess.Popen([sys.executable, str(tmp_path / "editor.py"), pg, "a0,a3", str(stop),
                                str(edits)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     command = [sys.executable, "-m", "autograder", "grade", A]

@@ -9,7 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from tests.conftest import ASSIGNMENTS, ROOT, build_book
-from tests.test_pipeline import _secret_lines
+from tests.e2e.test_pipeline import _secret_lines
 
 HTML = ROOT / "_build" / "html"
 

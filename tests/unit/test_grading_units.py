@@ -20,7 +20,7 @@ from autograder.grade import student_salt
 from autograder.grade.task import Task
 from autograder.notebook import NotebookError, parse_notebook, read_regular_file, strip_hidden
 from autograder.lms.submissions import collect, workspace_name
-from tests.conftest import needs_sandbox
+from tests.conftest import ROOT, needs_sandbox
 
 
 # ------------------------------------------------------------------ the wire format
@@ -188,7 +188,7 @@ def _modules_imported(code: str) -> set[str]:
     import sys
 
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=str(ROOT))
     assert proc.returncode == 0, proc.stderr[-2000:]
     return {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
 
@@ -334,7 +334,7 @@ def test_nbformats_validator_comes_stored_and_judges_as_nbformats_own(tmp_path):
     import sys
 
     proc = subprocess.run([sys.executable, "-c", _VALIDATOR_CHECK, str(tmp_path / "cache")], capture_output=True,
-                          text=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), timeout=120)
+                          text=True, cwd=str(ROOT), timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
     mine = subprocess.run([sys.executable, "-c", "from autograder.notebook import ready_validator; "
                            "print(ready_validator())"], capture_output=True, text=True, timeout=60)
@@ -349,7 +349,7 @@ def test_the_autograded_notebook_is_valid_and_holds_the_instructors_tests():
     from autograder.grade.run import _autograded
     from autograder.notebook import load_source
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(ROOT)
     source = load_source(os.path.join(root, "solutions", "02_similarity", "02_similarity.ipynb"))
     data = open(os.path.join(root, "exercises", "02_similarity", "02_similarity.ipynb"), "rb").read()
     failed = source.tests[1].grade_id
@@ -389,7 +389,7 @@ def test_a_mistake_in_the_command_stops_the_fork_server_it_started_early(tmp_pat
     import sys
 
     mark = "fork-server-" + os.urandom(6).hex()         # the fork server keeps AUTOGRADER_* names
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(ROOT)
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "02_similarity", str(tmp_path / "absent"),
                            "--workspace", str(tmp_path / "ws")],
                           cwd=root, env=dict(os.environ, AUTOGRADER_TEST_MARK=mark),
@@ -420,7 +420,7 @@ def test_a_worker_lost_with_a_submission_sent_ahead_costs_only_the_one_it_was_gr
     from autograder.notebook import load_source, source_imports
     from autograder.sandbox.host import Limits
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(ROOT)
     path = os.path.join(root, "solutions", "02_similarity", "02_similarity.ipynb")
     source, data = load_source(path), open(path, "rb").read()        # the solution: full marks
     tasks = [Task(f"s{i}", "02_similarity", data, "02_similarity.ipynb", None, student_salt("k", "02_similarity", f"s{i}"))
@@ -471,7 +471,7 @@ def test_plain_python_cells_skip_ipythons_transforms_with_the_same_result():
 
     shell = _shell()
     ipython = InteractiveShell.transform_cell.__get__(shell)          # the unwrapped method
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(ROOT)
     cells = [cell for path in sorted(glob.glob(os.path.join(root, "solutions", "*", "*.ipynb"))
                                      + glob.glob(os.path.join(root, "exercises", "*", "*.ipynb")))
              for cell in ("".join(c["source"]) for c in json.load(open(path))["cells"] if c["cell_type"] == "code")]
@@ -516,7 +516,7 @@ def test_a_cell_without_await_or_async_runs_as_ipython_would_run_it():
 
     shell = _shell()
     ipython = InteractiveShell.should_run_async.__get__(shell)         # the unwrapped method
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(ROOT)
     cells = [cell for path in sorted(glob.glob(os.path.join(root, "solutions", "*", "*.ipynb")))
              for cell in ("".join(c["source"]) for c in json.load(open(path))["cells"] if c["cell_type"] == "code")]
     answers = []
@@ -580,7 +580,7 @@ def test_a_sandboxed_command_joins_its_cgroups_before_it_starts(tmp_path):
 def _similarity():
     from autograder.notebook import load_source
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(ROOT)
     path = os.path.join(root, "solutions", "02_similarity", "02_similarity.ipynb")
     return path, load_source(path), root
 

@@ -1,6 +1,6 @@
 """Adversarial submissions of the later chapters, graded by the real `autograder grade`.
 
-tests/test_adversarial.py attacks the grader through chapter 02. The attacks here need a
+tests/e2e/test_adversarial.py attacks the grader through chapter 02. The attacks here need a
 later chapter's tests: the probes (chapter 07's module probe, chapter 12's memory probe)
 and arguments that hold arrays inside containers (chapter 10's parameter dicts). Each
 chapter's cases are graded in one run with one worker, as root and without root, and an

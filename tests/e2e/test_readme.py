@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import ROOT, needs_sandbox
 from tests.builders import A, base_notebook, MAX, rows_of, with_answer, WRONG
-from tests.test_lms import CANVAS_ROSTER, MOODLE_WORKSHEET, ZIPPED_AT, canvas_zip, text
+from tests.e2e.test_lms import CANVAS_ROSTER, MOODLE_WORKSHEET, ZIPPED_AT, canvas_zip, text
 
 pytestmark = [pytest.mark.xdist_group("lms")]
 

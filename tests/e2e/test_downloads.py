@@ -20,7 +20,7 @@ from autograder.course import CourseError
 from autograder.lms.submissions import collect
 from tests.conftest import ROOT, needs_sandbox
 from tests.builders import A, autograder, base_notebook, MAX, ok, rows_of, with_answer, WRONG
-from tests.test_lms import CANVAS_ROSTER, MOODLE_WORKSHEET, _moodle_workspace, canvas_zip, text
+from tests.e2e.test_lms import CANVAS_ROSTER, MOODLE_WORKSHEET, _moodle_workspace, canvas_zip, text
 
 pytestmark = [pytest.mark.xdist_group("downloads")]
 

@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import BIN, ROOT, needs_sandbox, read_csv, read_results, run_grade
 from tests.builders import MAX, WRONG, correct_code, with_answer, write
-from tests.test_adversarial import CASES, _contents, _Listener
+from tests.e2e.test_adversarial import CASES, _contents, _Listener
 
 A = "02_similarity"
 pytestmark = [needs_sandbox, pytest.mark.xdist_group("dask")]     # one pytest worker: each test runs a class
@@ -239,7 +239,7 @@ from autograder import course
 from autograder.grade import remote, worker
 from autograder.versions import course_version
 from autograder.sandbox.host import Limits
-from tests.test_dask import _task
+from tests.e2e.test_dask import _task
 
 real = worker.grade_task
 

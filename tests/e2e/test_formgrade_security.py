@@ -27,9 +27,9 @@ import nbformat
 import pytest
 
 from autograder.store.gradebook import open_gradebook
-from tests.conftest import needs_sandbox
+from tests.conftest import ROOT, needs_sandbox
 from tests.builders import A, autograder, base_notebook, ok, with_answer
-from tests.test_lms import Formgrader, _chromium
+from tests.e2e.test_lms import Formgrader, _chromium
 
 pytestmark = [pytest.mark.xdist_group("formgrade_security")]
 
@@ -284,7 +284,7 @@ def test_the_autograded_notebook_keeps_no_student_markup(hostile_class):
             assert tags.found <= SAFE_TAGS, tags.found
             assert not [a for a in tags.attributes if a[0].startswith("on") or a[0] in ("style", "srcdoc")
                         or "javascript" in a[1].lower().replace(" ", "")], tags.attributes
-    source = nbformat.read(str(Path(__file__).resolve().parent.parent / "solutions" / A / f"{A}.ipynb"), 4)
+    source = nbformat.read(str(ROOT / "solutions" / A / f"{A}.ipynb"), 4)
     theirs = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"] for c in source.cells
               if "nbgrader" in c.metadata}
     ours = [c["metadata"]["nbgrader"] for c in nb["cells"] if "nbgrader" in c.get("metadata", {})]
@@ -386,7 +386,7 @@ def test_every_formgrader_page_template_is_served_without_inline_script():
 
     nbgrader = Path(importlib.util.find_spec("nbgrader").submodule_search_locations[0])
 
-    script = Path(__file__).resolve().parent.parent / "autograder/jupyter_data/formgrade_static/autograder/vars.js"
+    script = ROOT / "autograder/jupyter_data/formgrade_static/autograder/vars.js"
     templates = sorted((nbgrader / "server_extensions" / "formgrader" / "templates").glob("*.tpl"))
     assert len(templates) > 10
     for path in templates:

@@ -17,7 +17,7 @@ import pytest
 
 from autograder.store.gradebook import open_gradebook, scores
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results, run_grade, source_path
-from tests.builders import WRONG, base_notebook, correct_code, with_answer, write
+from tests.builders import WRONG, autograder, base_notebook, correct_code, with_answer, write
 
 A = "02_similarity"
 pytestmark = [needs_sandbox, pytest.mark.xdist_group("faults")]   # one worker: each test runs a class
@@ -146,20 +146,18 @@ def test_user_errors_are_one_clear_line(tmp_path, args, message):
     paths = {"subs": tmp_path / "subs", "missing": tmp_path / "nope", "file": tmp_path / "file.txt",
              "empty": tmp_path / "empty"}
     argv = [a.format(**paths) for a in args]
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", *argv, "--workspace",
-                           str(tmp_path / "ws")], cwd=ROOT, capture_output=True, text=True)
+    proc = autograder("grade", *argv, "--workspace", tmp_path / "ws")
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("autograder: error: ") and message in lines[0], lines
 
 
 def test_help_is_complete():
-    main = subprocess.run([sys.executable, "-m", "autograder", "--help"], cwd=ROOT, capture_output=True, text=True)
+    main = autograder("--help")
     assert main.returncode == 0
     for command in ("grade", "release", "check"):
         assert command in main.stdout
-    grade = subprocess.run([sys.executable, "-m", "autograder", "grade", "--help"], cwd=ROOT,
-                           capture_output=True, text=True)
+    grade = autograder("grade", "--help")
     for option in ("--workers", "--db", "--workspace", "--timeout", "--memory-mb", "--regrade",
                    "--unsafe-no-sandbox", "SUBMISSIONS", "zip"):
         assert option in grade.stdout, option

@@ -422,43 +422,6 @@ def test_a_new_gradebook_gets_the_schema_revision_alembic_reports():
     assert nbgrader.api.get_alembic_version is gradebook._alembic_head
 
 
-def test_late_policies_compute_what_they_promise():
-    from nbgrader.plugins import LateSubmissionPlugin
-
-    from autograder.term.deadlines import parse_extension, parse_when
-    from autograder.nbgrader_plugins import LatePenalty
-
-    assert issubclass(LatePenalty, LateSubmissionPlugin)       # what nbgrader's AssignLatePenalties calls
-    hour, day = 3600, 86400
-    per_hour = LatePenalty.parse("per-hour:5", None, 20)
-    assert per_hour.late_submission_penalty("s", 20, 1) == 1.0                # one second is a started hour
-    assert per_hour.late_submission_penalty("s", 20, hour) == 1.0
-    assert per_hour.late_submission_penalty("s", 20, hour + 1) == 2.0
-    assert per_hour.late_submission_penalty("s", 3, 10 * hour) == 3.0         # never more than the score
-    assert per_hour.late_submission_penalty("s", 20, 0) is None
-    per_day = LatePenalty.parse("per-day:10%", "40", 20)
-    assert per_day.late_submission_penalty("s", 20, 2 * day + 1) == 6.0        # 3 days x 10% x 20
-    assert per_day.late_submission_penalty("s", 20, 30 * day) == 12.0         # floor: 40% of 20 = 8 left
-    assert per_day.late_submission_penalty("s", 5, 30 * day) == 0.0           # already below the floor
-    assert LatePenalty.parse("zero").late_submission_penalty("s", 7.5, 1) == 7.5
-    assert LatePenalty.parse("none").late_submission_penalty("s", 7.5, 1e6) is None
-    assert LatePenalty.parse(None).penalty_method == "none"
-    assert parse_extension("1d12h") == timedelta(days=1, hours=12) and parse_extension("36") == timedelta(hours=36)
-    assert parse_extension("90m") == timedelta(minutes=90) and parse_extension("") is None
-    assert parse_extension("2025-03-20T12:00Z") == parse_when("2025-03-20T12:00+00:00")
-
-
-def test_postgres_tests_skip_with_one_line_but_fail_under_ci(monkeypatch):
-    from tests.postgres import unavailable
-
-    monkeypatch.delenv("CI", raising=False)
-    with pytest.raises(pytest.skip.Exception, match="PostgreSQL unavailable"):
-        unavailable("no server")
-    monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match="required under CI"):
-        unavailable("no server")
-
-
 def test_help_lists_the_term_options_and_export():
     main = ok(autograder("--help"))
     assert "export" in main.stdout

@@ -81,6 +81,17 @@ def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     return proc
 
 
+def nbgrader_export(workspace: Path, out: Path, *db: str) -> dict[str, dict]:
+    """nbgrader's own `nbgrader export` of the workspace's gradebook (or of `--db URL`), as
+    {student id: its row}."""
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", *db, "--to", str(out)], cwd=ROOT,
+                          env=dict(os.environ, AUTOGRADER_WORKSPACE=str(workspace)), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with open(out, newline="") as f:
+        return {r["student_id"]: r for r in csv.DictReader(f)}
+
+
 def submit(folder: Path, nb, when: datetime) -> None:
     """A student's folder with one notebook whose modification time is `when`."""
     write(folder, nb)

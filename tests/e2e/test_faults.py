@@ -17,7 +17,7 @@ import pytest
 
 from autograder.store.gradebook import open_gradebook, scores
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results, run_grade, source_path
-from tests.builders import WRONG, autograder, base_notebook, correct_code, with_answer, write
+from tests.builders import WRONG, autograder, base_notebook, correct_code, nbgrader_export, with_answer, write
 
 A = "02_similarity"
 pytestmark = [needs_sandbox, pytest.mark.xdist_group("faults")]   # one worker: each test runs a class
@@ -95,14 +95,7 @@ def test_parallel_workers_keep_the_gradebook_consistent(tmp_path):
     with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
         assert scores(gb, A) == {s: r["score"] for s, r in results.items()}
     # nbgrader itself reads the same numbers
-    env = dict(os.environ, AUTOGRADER_WORKSPACE=str(ws))
-    out = tmp_path / "export.csv"
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(out)], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    import csv
-
-    exported = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(out))}
+    exported = {s: float(r["score"]) for s, r in nbgrader_export(ws, tmp_path / "export.csv").items()}
     assert exported == {s: r["score"] for s, r in results.items()}
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -25,7 +24,7 @@ import pytest
 from autograder.store.gradebook import open_gradebook
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results
 from tests.postgres import postgres_server
-from tests.builders import autograder, clean_terminal, correct_code, ok, submit, with_answer, WRONG
+from tests.builders import autograder, clean_terminal, correct_code, nbgrader_export, ok, submit, with_answer, WRONG
 
 A = "02_similarity"
 DUE = datetime(2025, 3, 14, 23, 0, tzinfo=timezone.utc)
@@ -78,14 +77,6 @@ def _section(folder: Path, kinds: dict[str, str], late: set[str] = frozenset()) 
     for student, kind in kinds.items():
         when = DUE + timedelta(hours=2) if student in late else DUE - timedelta(hours=1)
         submit(folder / student, with_answer(SLOW + code[kind]), when)
-
-
-def _nbgrader_export(url: str, out: Path, ws: Path) -> dict[str, dict]:
-    env = dict(os.environ, AUTOGRADER_WORKSPACE=str(ws))
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--db", url, "--to", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return {r["student_id"]: r for r in csv.DictReader(open(out))}
 
 
 @needs_sandbox
@@ -165,7 +156,7 @@ def test_a_shared_postgresql_gradebook_loses_nothing_under_concurrent_graders_an
                   "--quiet"))
     ok(autograder("export", A, "--format", "csv", "--workspace", ws1, "--db", pg, "--to", tmp_path / "ours.csv"))
     ours = {r["student_id"]: r for r in csv.DictReader(open(tmp_path / "ours.csv"))}
-    theirs = _nbgrader_export(pg, tmp_path / "theirs.csv", ws1)
+    theirs = nbgrader_export(ws1, tmp_path / "theirs.csv", "--db", pg)
     assert set(ours) == set(theirs) == {"a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2"}
     for student in theirs:
         assert float(ours[student]["score"]) == pytest.approx(float(theirs[student]["score"])), student

@@ -8,11 +8,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import os
 import shutil
 import struct
-import subprocess
-import sys
 import time
 import zipfile
 from datetime import datetime, timedelta, timezone
@@ -22,8 +19,8 @@ import nbformat
 import pytest
 
 from autograder.store.gradebook import open_gradebook
-from tests.conftest import ROOT, needs_sandbox, read_csv, read_results
-from tests.builders import (A, MAX, WRONG, autograder, base_notebook, clean_terminal, ok, rows_of,
+from tests.conftest import needs_sandbox, read_csv, read_results
+from tests.builders import (A, MAX, WRONG, autograder, base_notebook, clean_terminal, nbgrader_export, ok, rows_of,
                             submit, with_answer, write)
 
 DUE = datetime(2025, 3, 14, 23, 0, tzinfo=timezone.utc)
@@ -132,12 +129,7 @@ def test_the_roster_gives_everyone_a_row_and_flags_strangers(term):
     report = (term["ws"] / "reports" / A / "report.html").read_text()
     assert "No submission (1)" in report and "dave" in report and "Late submissions (3)" in report
     # nbgrader knows the rostered students too: its export lists dave with 0
-    env = dict(os.environ, AUTOGRADER_WORKSPACE=str(term["ws"]))
-    out = term["base"] / "nbgrader.csv"
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(out)], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    exported = {r["student_id"]: r for r in csv.DictReader(open(out))}
+    exported = nbgrader_export(term["ws"], term["base"] / "nbgrader.csv")
     assert exported["dave"]["timestamp"] == "" and float(exported["dave"]["score"]) == 0
     assert exported["dave"]["email"] == "dave@example.org"
     assert {s: float(r["score"]) for s, r in exported.items()} == {s: float(r["score"]) for s, r in rows.items()}
@@ -268,11 +260,7 @@ def test_manual_adjustments_reach_feedback_the_csv_and_every_export(term):
     assert full["dave"]["status"] == "missing" and full["hal"]["score"] == "1"
     assert full["gina"]["raw_score"] == "9" and full["gina"]["late_penalty"] == "3.5" and full["gina"]["score"] == "5.5"
     # and nbgrader's own export agrees with ours, student by student
-    env = dict(os.environ, AUTOGRADER_WORKSPACE=str(ws))
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(term["base"] / "nb.csv")],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    theirs = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(term["base"] / "nb.csv"))}
+    theirs = {s: float(r["score"]) for s, r in nbgrader_export(ws, term["base"] / "nb.csv").items()}
     assert theirs == pytest.approx({s: float(r["score"]) for s, r in full.items()})
 
 

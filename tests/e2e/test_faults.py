@@ -158,15 +158,13 @@ def test_help_is_complete():
 
 def test_without_a_sandbox_grading_refuses_unless_told_it_is_unsafe(tmp_path):
     write(tmp_path / "subs" / "alice", base_notebook())
-    env = dict(os.environ, PATH=str(sys.executable).rsplit("/", 1)[0])   # no bwrap on PATH
-    cmd = [sys.executable, "-m", "autograder", "grade", A, str(tmp_path / "subs"), "--quiet"]
-    refused = subprocess.run(cmd + ["--workspace", str(tmp_path / "ws1")], cwd=ROOT, env=env,
-                             capture_output=True, text=True)
+    env = {"PATH": str(sys.executable).rsplit("/", 1)[0]}   # no bwrap on PATH
+    refused = run_grade(A, tmp_path / "subs", tmp_path / "ws1", check=False, env=env)
     assert refused.returncode == 2
     assert "no sandbox: bubblewrap (bwrap) is not installed" in refused.stderr
     assert "--unsafe-no-sandbox" in refused.stderr
-    unsafe = subprocess.run(cmd + ["--workspace", str(tmp_path / "ws2"), "--unsafe-no-sandbox"], cwd=ROOT,
-                            env=env, capture_output=True, text=True, timeout=300)
+    unsafe = run_grade(A, tmp_path / "subs", tmp_path / "ws2", "--unsafe-no-sandbox", check=False, env=env,
+                       timeout=300)
     assert unsafe.returncode == 0, unsafe.stderr[-2000:]
     assert "WARNING: --unsafe-no-sandbox" in unsafe.stderr
     assert float(read_csv(tmp_path / "ws2", A)[0]["score"]) == 11.0

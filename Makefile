@@ -1,10 +1,11 @@
 # Attention, from first principles: build, test and grade from one place.
 #   make book       build the book into _build/html (every code cell executed)
 #   make test       run the whole test suite (installs bubblewrap and PostgreSQL as root, with apt-get)
+#   make test-unit  the unit layer only (tests/unit: no process, no sandbox, no book), in seconds
 #   make exercises  regenerate exercises/ from solutions/ (nbgrader generate_assignment)
 #   make mathjax    fetch MathJax into _vendor/mathjax (typesets the formulas at build time, in node)
 #   make mathjax2   fetch MathJax 2 for Formgrader's pages (`autograder formgrade` refuses without it)
-#   make browser    install Debian's Chromium for the browser tests (tests/test_browser.py)
+#   make browser    install Debian's Chromium for the browser tests (tests/book/test_browser.py)
 #   make pdf        the whole book as one PDF, _build/pdf/book.pdf (printed by Chromium, offline)
 #   make student-repo  the repository students clone, _build/student-repo (no solution, no hidden test)
 #   make edition    a term's edition, frozen: site, PDF, student repository, manifest (_build/edition/VERSION)
@@ -20,7 +21,7 @@ export JUPYTER_CONFIG_PATH := $(abspath autograder)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: book test lint exercises sandbox browser poppler pdf mathjax mathjax2 node postgresql bench-grading bytecode clean venv \
-        student-repo student-setup-size edition
+        student-repo student-setup-size edition test-unit
 
 venv: $(STAMP)
 
@@ -128,6 +129,11 @@ bytecode: $(STAMP)
 # as a user without root (they enter folders of root's) would lose their way in mid-run.
 test: $(STAMP) bytecode sandbox browser poppler mathjax mathjax2 node postgresql lint
 	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15 --basetemp="$$(mktemp -d)/pytest"
+
+# The unit layer (CONTRIBUTING.md, "Tests in layers"): pure functions and classes, no process
+# started, no sandbox, no book; what a change to planning or the term needs first, in seconds.
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest tests/unit -q
 
 # The linter (pyproject.toml's [tool.ruff]: pycodestyle and pyflakes at the package's 120
 # columns) over the package, its tests, the book's helpers and extensions, and docs/.

@@ -8,7 +8,7 @@ image; that is turned into CSS pixels (a retina PNG has twice the pixels of its 
 size) and scaled to the width the page shows it at, min(natural width, 688 px: the text
 column on a desktop). The smallest, and the text that has it, go into the output's
 metadata (`image/png` -> `text_min_px`, `text_min`, `css_width`), which the execution cache
-keeps and tests/test_book.py reads from _build/jupyter_execute.
+keeps and tests/book/test_book.py reads from _build/jupyter_execute.
 
 A phone's column is 358 px: a figure wider than that is shrunk to it, and its text with it.
 Where that leaves the smallest text under PHONE_TARGET_PX, the figure is drawn a second time

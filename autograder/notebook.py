@@ -360,7 +360,7 @@ def cells_to_run(source: SourceNotebook, submission) -> list[str]:
     Cells whose metadata was stripped run as student code. The course's own demonstrations
     (code cells of the instructor's notebook without nbgrader metadata, such as a chapter's
     closing timing demo), left as the course wrote them, are not run: no test depends on them
-    (the solution earns full marks without them: tests/test_pipeline.py), and a student must
+    (the solution earns full marks without them: tests/e2e/test_pipeline.py), and a student must
     never lose points or get a flag for a cell the course wrote. Edited, they are the student's
     code and run.
     """

@@ -13,7 +13,7 @@ It holds what a student needs and nothing a student must not have:
 * `LICENSE`, when the course's repository has one.
 
 No solution, no hidden test, no wrong-on-purpose implementation (tests/mutants), no grading
-secret: none of those folders is read here, and `tests/test_student_repo.py` searches every
+secret: none of those folders is read here, and `tests/book/test_student_repo.py` searches every
 file written for every solution and hidden-test line of `solutions/`.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@
 A graded function is the answer cell of a solution notebook (`solutions/NN_slug/NN_slug.ipynb`,
 nbgrader metadata `solution: true`) that defines the function or class its `grade_id` names.
 Its signature and docstring are the contract; the docstring is split into what the function
-takes, what it returns, and what it must not do (or raises). tests/test_contracts.py fails when
+takes, what it returns, and what it must not do (or raises). tests/unit/test_contracts.py fails when
 docs/contracts.md is not what this script writes, or when a graded function is missing from it.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ implement exactly these names and signatures; the tests of each exercise check t
 
 This page is written by `docs/contracts.py` from `solutions/*/*.ipynb` (the signature and
 docstring of each answer cell's function): do not edit it by hand. Change the solution
-notebook, then run `.venv/bin/python docs/contracts.py`; `tests/test_contracts.py` fails while
+notebook, then run `.venv/bin/python docs/contracts.py`; `tests/unit/test_contracts.py` fails while
 this page differs from the notebooks.
 
 What every graded function shares: NumPy in and NumPy out (float64 unless the input has

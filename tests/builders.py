@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import subprocess
 import sys
+import zipfile
 from datetime import datetime
 from pathlib import Path
 
 import nbformat
+import pytest
 
-from tests.conftest import ROOT, source_path
+from autograder.notebook import hidden_parts, load_source, solution_parts, strip_hidden
+from tests.conftest import ROOT, SANDBOX, run_grade, source_path, student_folder
 
 A = "02_similarity"
 MAX = 11.0
@@ -77,6 +81,17 @@ def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     return proc
 
 
+def nbgrader_export(workspace: Path, out: Path, *db: str) -> dict[str, dict]:
+    """nbgrader's own `nbgrader export` of the workspace's gradebook (or of `--db URL`), as
+    {student id: its row}."""
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", *db, "--to", str(out)], cwd=ROOT,
+                          env=dict(os.environ, AUTOGRADER_WORKSPACE=str(workspace)), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with open(out, newline="") as f:
+        return {r["student_id"]: r for r in csv.DictReader(f)}
+
+
 def submit(folder: Path, nb, when: datetime) -> None:
     """A student's folder with one notebook whose modification time is `when`."""
     write(folder, nb)
@@ -99,3 +114,103 @@ def clean_terminal(proc: subprocess.CompletedProcess) -> None:
                 "report:", "feedback:", "gradebook:")
     for line in proc.stdout.splitlines():
         assert line.startswith(prefixes), f"unexpected stdout: {line!r}"
+
+
+# An LMS's downloads, as Canvas and Moodle make them (tests/e2e/test_lms.py grades them).
+CANVAS_ROSTER = """Student,ID,SIS User ID,SIS Login ID,Section,Similarity (4821),Current Score
+    Points Possible,,,,,11.00,(read only)
+"Usman, Zainab",31022,s2401016,zusman,Section A,,
+"Liddell, Alice",31023,s2401017,aliddell,Section A,,
+"Builder, Bob",31024,s2401018,bbuilder,Section B,,
+"Danvers, Carol",31025,s2401019,cdanvers,Section B,,
+"Student, Test",31099,,,Section A,,
+"""
+# Canvas's zipper adds every entry without a time: all carry the moment the zip was made
+ZIPPED_AT = (2025, 3, 20, 9, 41, 0)
+
+
+def text(nb) -> bytes:
+    return nbformat.writes(nb).encode()
+
+
+def canvas_zip(path: Path, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in files.items():
+            z.writestr(zipfile.ZipInfo(name, date_time=ZIPPED_AT), data)
+    return path
+
+
+MOODLE_WORKSHEET = """Identifier,Full name,Email address,Status,Grade,Maximum Grade,Grade can be changed,\
+Last modified (submission),Last modified (grade),Feedback comments
+Participant 2101,Zainab Usman,zusman@example.org,Submitted for grading,,11.00,Yes,"Friday, 14 March 2025, 10:00 PM",-,
+Participant 2102,Alice Liddell,aliddell@example.org,Submitted for grading,,11.00,Yes,"Sunday, 16 March 2025, 1:00 AM",-,
+Participant 2103,Bob Builder,bbuilder@example.org,No submission,,11.00,Yes,-,-,
+"""
+
+
+def moodle_workspace(tmp_path: Path) -> Path:
+    """A workspace whose term has Moodle's grading worksheet as roster, due the end of 14 March in Paris."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "worksheet.csv").write_text(MOODLE_WORKSHEET)
+    (ws / "term.toml").write_text('roster = "worksheet.csv"\nlate_policy = "per-day:10"\ntimezone = "Europe/Paris"\n'
+                                  f'[{A}]\ndue = "2025-03-14"\n')
+    return ws
+
+
+def readme_blocks(heading: str) -> list[str]:
+    """The ```bash blocks of README.md's section `heading`, in order."""
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index(f"\n{heading}\n")
+    end = readme.find("\n### ", start + 1)
+    section = readme[start:end if end != -1 else None]
+    return re.findall(r"```bash\n(.*?)```", section, re.S)
+
+
+# Who grades an adversarial class: root (each submission its own uid and namespaces in a
+# sandbox that grades many), and an instructor without root (`nobody` when the tests run as
+# root: bubblewrap's user namespaces, a fresh sandbox for each submission).
+MODES = ("root", "without-root")
+
+
+def grade_attackers_then_controls(assignment: str, mode: str, tmp_path_factory, build, *, cell_timeout: int,
+                                  timeout: float, env: dict[str, str] | None = None):
+    """A class of attackers and honest controls (zz_*) graded in one run of the real command,
+    as `mode` grades (MODES): the module-scoped `graded` fixtures of test_adversarial.py and
+    test_adversarial_chapters.py. `build(submissions, workspace)` writes each student's
+    folder; what it returns comes back as the last of (proc, submissions, workspace, built)."""
+    if not SANDBOX:
+        pytest.skip("bubblewrap cannot run here")
+    if mode == "root" and os.geteuid() != 0:
+        pytest.skip("grading as root needs root")
+    root = tmp_path_factory.mktemp(f"attack-{assignment}")
+    subs, ws = root / "submissions", root / "workspace"
+    subs.mkdir()
+    home = None
+    if mode == "without-root":
+        home, _ = student_folder(root / "home"), student_folder(ws)
+    built = build(subs, ws)
+    # One worker: the honest controls (zz_*) are graded after every attacker, by the same
+    # worker, so anything an attacker leaves behind would reach them.
+    proc = run_grade(assignment, subs, ws, "--workers", "1", "--timeout", str(cell_timeout), check=False,
+                     timeout=timeout, env=env, unprivileged_home=home)
+    return proc, subs, ws, built
+
+
+def secret_lines(assignment: str) -> tuple[set[str], set[str]]:
+    """Significant lines of the solution regions and of the hidden tests (not also visible)."""
+    nb = load_source(source_path(assignment)).nb
+    visible = set()
+    solution, hidden = set(), set()
+    for cell in nb.cells:
+        for part in solution_parts(cell.source):
+            solution |= {ln.strip() for ln in part.splitlines()}
+        for part in hidden_parts(cell.source):
+            hidden |= {ln.strip() for ln in part.splitlines()}
+        visible |= {ln.strip() for ln in re.sub(r"### BEGIN SOLUTION.*?### END SOLUTION", "",
+                                                 strip_hidden(cell.source), flags=re.S).splitlines()}
+
+    def significant(lines):
+        return {ln for ln in lines if len(ln) >= 16 and not ln.startswith("#") and ln not in visible}
+
+    return significant(solution), significant(hidden)

@@ -1,4 +1,4 @@
-"""Run as a user without root (tests/test_unprivileged.py starts it): a sandbox whose zygote a
+"""Run as a user without root (tests/e2e/test_unprivileged.py starts it): a sandbox whose zygote a
 template forked, and one whose zygote bubblewrap started, each probed from inside (a
 submission's cells) and from outside (its processes' /proc). Prints one JSON object."""
 from __future__ import annotations

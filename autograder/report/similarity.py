@@ -22,7 +22,7 @@ who both wrote it copied nobody). Byte-identical notebook files are reported too
 hold an answer compared here (two untouched released notebooks are identical and are no sign
 of anything). Pairs are joined into groups: students linked by any chain of similar pairs are
 one group. A class of 200 is read and compared in about two seconds on a busy two-core
-machine (tests/test_copying.py measures and prints it), nearly all of it parsing.
+machine (tests/unit/test_copying.py measures and prints it), nearly all of it parsing.
 
 A cell that does not parse is compared as tokens, its own names renamed in order of first
 use. Anything in one student's code that defeats the comparison (too deep to parse, too

@@ -5,8 +5,8 @@ Every `autograder grade` of the term should apply the same deadline, or a partia
 a month later would quietly drop a penalty. So the settings can live in one file, read by
 every run: `term.toml` in the workspace (`grading/term.toml`), written by the instructor
 (the grader only reads it). Its settings, with a line on each, are written once: in
-README.md's "A Canvas term", step 2 (`tests/test_readme.py` runs that block and checks that it
-names every key of TOP_KEYS and ASSIGNMENT_KEYS below).
+README.md's "A Canvas term", step 2 (`tests/e2e/test_readme.py` runs that block;
+`tests/unit/test_term.py` checks that it names every key of TOP_KEYS and ASSIGNMENT_KEYS below).
 
 A table whose name is not an assignment of the course is refused, with the nearest name:
 a misspelt [02_simlarity] would otherwise leave the run without a deadline.

@@ -14,7 +14,7 @@ The scheduler runs here, on the login node, and runs whatever its clients send: 
 with TLS (Security.temporary(): certificates made for this run) so only this process reaches it.
 dask-jobqueue writes those certificates, for the jobs to read, into the folder you run this
 from: run it from a folder of yours on the shared file system that only you can read.
-(tests/test_dask.py runs this file as it is, with stand-ins for sbatch and scancel.)
+(tests/e2e/test_dask.py runs this file as it is, with stand-ins for sbatch and scancel.)
 """
 import sys
 from pathlib import Path

@@ -3,7 +3,7 @@
 Three scenarios are graded through the real command line (`python -m autograder grade`, then
 every `autograder export` that scenario's LMS offers), once each (module-scoped fixtures):
 
-- `adversarial`: every submission of tests/test_adversarial.py (attacks, broken files,
+- `adversarial`: every submission of tests/e2e/test_adversarial.py (attacks, broken files,
   honest controls) in folders, without a roster or a due date; exports: csv, canvas, moodle
   (no roster: every student in the gradebook, hostile names included);
 - `canvas`: a Canvas download zip (LATE markers, a resubmission, a stranger), a roster with
@@ -16,7 +16,7 @@ every `autograder export` that scenario's LMS offers), once each (module-scoped 
   submission times, a time zone, a late policy; a comment set by hand, graded again;
   exports: moodle, moodle-worksheet, csv, the feedback zip for Moodle.
 
-What is compared, per scenario (under tests/golden/SCENARIO/, paths as in the workspace):
+What is compared, per scenario (under tests/e2e/golden/SCENARIO/, paths as in the workspace):
 grades.csv, report.html, every export (a zip as a listing: each entry's name and the page it
 holds, by its path), every student's feedback.html. Each file is compared whole, byte for
 byte, after `normalise`, which replaces only what changes from run to run or from commit to
@@ -32,13 +32,13 @@ breaks, so the comparison is still byte for byte.
 When the references were made, each scenario was graded 2 to 5 times, once with two busy
 loops and another scenario running beside it: the files were the same every time, and the
 adversarial class graded by a user without root gave the same files as root. The adversarial
-class is graded with 2 workers here (tests/test_adversarial.py uses 1, for its own reasons).
+class is graded with 2 workers here (tests/e2e/test_adversarial.py uses 1, for its own reasons).
 
 Regenerate the references deliberately, after a change that is meant to change the outputs:
 
-    GOLDEN_UPDATE=1 .venv/bin/python -m pytest tests/test_golden.py -q
+    GOLDEN_UPDATE=1 .venv/bin/python -m pytest tests/e2e/test_golden.py -q
 
-then read `git diff tests/golden/` before committing it. A difference fails with the file's
+then read `git diff tests/e2e/golden/` before committing it. A difference fails with the file's
 name and the first lines of a unified diff (stored reference first, this run second).
 """
 from __future__ import annotations
@@ -55,7 +55,7 @@ import pytest
 
 from tests.builders import A, WRONG, autograder, base_notebook, ok, with_answer
 from tests.conftest import SANDBOX, run_grade
-from tests.test_lms import CANVAS_ROSTER, MOODLE_WORKSHEET, canvas_zip, text
+from tests.builders import CANVAS_ROSTER, MOODLE_WORKSHEET, canvas_zip, text
 
 pytestmark = [pytest.mark.xdist_group("golden")]
 
@@ -140,8 +140,8 @@ def _fix_times(folder: Path) -> None:
 
 
 def adversarial_class(root: Path) -> Path:
-    """tests/test_adversarial.py's cases, graded in one run (as the current user)."""
-    from tests.test_adversarial import CASES, _Listener
+    """tests/e2e/test_adversarial.py's cases, graded in one run (as the current user)."""
+    from tests.e2e.test_adversarial import CASES, _Listener
 
     subs = root / "submissions"
     subs.mkdir()
@@ -319,7 +319,7 @@ def test_outputs_are_the_references(graded):
     assert (GOLDEN / scenario).is_dir(), f"no references in {GOLDEN / scenario}: run GOLDEN_UPDATE=1 pytest {__file__}"
     found = differences(stored(scenario), got)
     if found:
-        pytest.fail(f"{len(found)} of {len(got)} files of the {scenario} scenario differ from tests/golden/{scenario} "
+        pytest.fail(f"{len(found)} of {len(got)} files of the {scenario} scenario differ from tests/e2e/golden/{scenario} "
                     "(GOLDEN_UPDATE=1 rewrites them, if the change is meant):\n\n" + "\n\n".join(m for _, m in found[:5])
                     + ("\n\n... and: " + ", ".join(rel for rel, _ in found[5:]) if len(found) > 5 else ""),
                     pytrace=False)

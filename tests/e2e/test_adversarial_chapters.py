@@ -1,6 +1,6 @@
 """Adversarial submissions of the later chapters, graded by the real `autograder grade`.
 
-tests/test_adversarial.py attacks the grader through chapter 02. The attacks here need a
+tests/e2e/test_adversarial.py attacks the grader through chapter 02. The attacks here need a
 later chapter's tests: the probes (chapter 07's module probe, chapter 12's memory probe)
 and arguments that hold arrays inside containers (chapter 10's parameter dicts). Each
 chapter's cases are graded in one run with one worker, as root and without root, and an
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import nbformat
 import pytest
 
-from tests.conftest import SANDBOX, read_results, run_grade, source_path, student_folder
+from tests.builders import MODES, grade_attackers_then_controls
+from tests.conftest import SANDBOX, read_results, source_path, student_folder
 
 pytestmark = [pytest.mark.xdist_group("adversarial-chapters")]
 
@@ -400,27 +401,20 @@ def _notebook(chapter: str, grade_id: str, answer: str) -> nbformat.NotebookNode
     return nb
 
 
-@pytest.fixture(scope="module", params=[(c, mode) for c in CHAPTERS for mode in ("root", "without-root")],
+@pytest.fixture(scope="module", params=[(c, mode) for c in CHAPTERS for mode in MODES],
                 ids=lambda p: f"{p[0]}-{p[1]}")
 def graded(request, tmp_path_factory):
     chapter, mode = request.param
-    if not SANDBOX:
-        pytest.skip("bubblewrap cannot run here")
-    if mode == "root" and os.geteuid() != 0:
-        pytest.skip("grading as root needs root")
     grade_id, cases = CHAPTERS[chapter]
     cases = [c for c in cases if mode == "root" or not c.root_only]
-    root = tmp_path_factory.mktemp(f"attack-{chapter}")
-    subs, ws = root / "submissions", root / "workspace"
-    home = None
-    if mode == "without-root":
-        subs.mkdir()
-        home, _ = student_folder(root / "home"), student_folder(ws)
-    for case in cases:
-        (subs / case.name).mkdir(parents=True)
-        nbformat.write(_notebook(chapter, grade_id, case.answer), str(subs / case.name / f"{chapter}.ipynb"))
-    proc = run_grade(chapter, subs, ws, "--workers", "1", "--timeout", "60", check=False, timeout=900,
-                     unprivileged_home=home)
+
+    def build(subs, ws):
+        for case in cases:
+            (subs / case.name).mkdir()
+            nbformat.write(_notebook(chapter, grade_id, case.answer), str(subs / case.name / f"{chapter}.ipynb"))
+
+    proc, _, ws, _ = grade_attackers_then_controls(chapter, mode, tmp_path_factory, build, cell_timeout=60,
+                                                   timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     return chapter, cases, read_results(ws, chapter)
 

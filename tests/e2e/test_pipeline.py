@@ -12,7 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.notebook import hidden_parts, load_source, solution_parts, strip_hidden
+from autograder.notebook import load_source
+from tests.builders import autograder, ok, secret_lines
 from tests.conftest import (ASSIGNMENTS, ROOT, needs_sandbox, read_csv, read_results, release_path, run_grade,
                       source_path)
 
@@ -65,9 +66,7 @@ def test_solution_passes_nbgrader_validate(validated, assignment):
 def released(tmp_path_factory) -> Path:
     """What `make exercises` (`autograder release --all`) generates, into a fresh folder."""
     out = tmp_path_factory.mktemp("released")
-    proc = subprocess.run([sys.executable, "-m", "autograder", "release", "--all", "--to", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = ok(autograder("release", "--all", "--to", out, timeout=600))
     assert proc.stdout.splitlines() == [f"released {a} -> {out / a}" for a in ASSIGNMENTS]
     return out
 
@@ -84,25 +83,6 @@ def test_exercises_match_what_make_exercises_generates(released, assignment):
         assert a == b, f"exercises/{assignment}/{rel} is stale: run `make exercises`"
 
 
-def _secret_lines(assignment: str) -> tuple[set[str], set[str]]:
-    """Significant lines of the solution regions and of the hidden tests (not also visible)."""
-    nb = load_source(source_path(assignment)).nb
-    visible = set()
-    solution, hidden = set(), set()
-    for cell in nb.cells:
-        for part in solution_parts(cell.source):
-            solution |= {ln.strip() for ln in part.splitlines()}
-        for part in hidden_parts(cell.source):
-            hidden |= {ln.strip() for ln in part.splitlines()}
-        visible |= {ln.strip() for ln in re.sub(r"### BEGIN SOLUTION.*?### END SOLUTION", "",
-                                                 strip_hidden(cell.source), flags=re.S).splitlines()}
-
-    def significant(lines):
-        return {ln for ln in lines if len(ln) >= 16 and not ln.startswith("#") and ln not in visible}
-
-    return significant(solution), significant(hidden)
-
-
 def _texts_of_exercises(assignment: str) -> str:
     nb = nbformat.read(str(release_path(assignment)), as_version=4)
     return "\n".join(c.source for c in nb.cells)
@@ -110,7 +90,7 @@ def _texts_of_exercises(assignment: str) -> str:
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_no_solution_or_hidden_test_in_exercises(assignment):
-    solution, hidden = _secret_lines(assignment)
+    solution, hidden = secret_lines(assignment)
     assert solution and hidden, "the source notebook has solution and hidden-test regions"
     released = {ln.strip() for ln in _texts_of_exercises(assignment).splitlines()}
     assert not (solution & released), f"solution code in exercises/: {sorted(solution & released)[:3]}"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, SANDBOX, release_path, run_unprivileged, student_folder
-from tests.test_student_path import A, WRONG_SOFTMAX, _fill, _row, _solutions
+from tests.e2e.test_student_path import A, WRONG_SOFTMAX, _fill, _row, _solutions
 
 pytestmark = pytest.mark.skipif(not SANDBOX, reason="bubblewrap cannot run here (make test installs it)")
 

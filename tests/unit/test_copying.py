@@ -15,7 +15,7 @@ from pathlib import Path
 
 from autograder.notebook import load_source, nbgrader_meta
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 A = "02_similarity"
 RELEASE = ROOT / "exercises" / A / f"{A}.ipynb"
 SOURCE = ROOT / "solutions" / A / f"{A}.ipynb"

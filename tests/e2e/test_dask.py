@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BIN, ROOT, needs_sandbox, read_csv, read_results, run_grade
-from tests.builders import MAX, WRONG, correct_code, with_answer, write
-from tests.test_adversarial import CASES, _contents, _Listener
+from tests.builders import MAX, WRONG, autograder, correct_code, with_answer, write
+from tests.e2e.test_adversarial import CASES, _contents, _Listener
 
 A = "02_similarity"
 pytestmark = [needs_sandbox, pytest.mark.xdist_group("dask")]     # one pytest worker: each test runs a class
@@ -239,7 +239,7 @@ from autograder import course
 from autograder.grade import remote, worker
 from autograder.versions import course_version
 from autograder.sandbox.host import Limits
-from tests.test_dask import _task
+from tests.e2e.test_dask import _task
 
 real = worker.grade_task
 
@@ -370,8 +370,7 @@ def test_a_worker_that_cannot_sandbox_or_has_another_course_is_refused(cluster, 
     cluster.worker("nobwrap", env={"PATH": str(no_bwrap)})
     cluster.worker("other", cwd=_other_course(tmp_path / "other"))
     cluster.wait_for(3)
-    check = subprocess.run([sys.executable, "-m", "autograder", "cluster-check", "--cluster", str(cluster.file),
-                            "--assignment", A], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    check = autograder("cluster-check", "--cluster", cluster.file, "--assignment", A, timeout=300)
     assert check.returncode == 1, check.stdout + check.stderr
     assert "1 of 3 workers can grade" in check.stdout
     assert check.stdout.count("REFUSES") == 2 and "sandbox NO: bubblewrap (bwrap) is not installed" in check.stdout
@@ -543,18 +542,6 @@ def _alive(group: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def test_term_toml_names_the_cluster_and_its_tls_files(tmp_path):
-    from autograder.term.settings import resolve
-
-    (tmp_path / "term.toml").write_text('cluster = "scheduler.json"\ncluster_tls_ca = "ca.pem"\n'
-                                        'cluster_tls_cert = "/etc/grading/me.pem"\n')
-    terms = resolve(tmp_path, A)
-    assert terms.cluster == str(tmp_path / "scheduler.json")
-    assert terms.cluster_tls == {"ca": str(tmp_path / "ca.pem"), "cert": "/etc/grading/me.pem", "key": None}
-    (tmp_path / "term.toml").write_text('cluster = "tls://grading.example.org:8786"\n')
-    assert resolve(tmp_path, A).cluster == "tls://grading.example.org:8786"
 
 
 def test_unsafe_and_cluster_are_refused_together(tmp_path):

@@ -21,18 +21,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, needs_sandbox
-from tests.builders import A, base_notebook, MAX, rows_of, with_answer, WRONG
-from tests.test_lms import CANVAS_ROSTER, MOODLE_WORKSHEET, ZIPPED_AT, canvas_zip, text
+from tests.builders import (A, CANVAS_ROSTER, MAX, MOODLE_WORKSHEET, WRONG, ZIPPED_AT, base_notebook, canvas_zip,
+                            readme_blocks, rows_of, text, with_answer)
 
 pytestmark = [pytest.mark.xdist_group("lms")]
-
-
-def blocks(heading: str) -> list[str]:
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index(f"\n{heading}\n")
-    end = readme.find("\n### ", start + 1)
-    section = readme[start:end if end != -1 else None]
-    return re.findall(r"```bash\n(.*?)```", section, re.S)
 
 
 def environment(folder: Path) -> dict[str, str]:
@@ -47,7 +39,7 @@ def environment(folder: Path) -> dict[str, str]:
 def run_blocks(heading: str, folder: Path) -> list[str]:
     """Each block of the section, as bash runs it; the output of each."""
     env, outputs = environment(folder), []
-    for block in blocks(heading):
+    for block in readme_blocks(heading):
         if block.strip().startswith("autograder formgrade"):
             outputs.append(_formgrade(block.strip(), folder, env))
             continue
@@ -165,23 +157,3 @@ def test_the_readmes_check_of_the_instructors_notebook():
     proc = subprocess.run(["bash", "-c", command], cwd=ROOT, env=environment(Path("/nonexistent")),
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and f"score {MAX:g}/{MAX:g}" in proc.stdout, proc.stdout + proc.stderr[-2000:]
-
-
-def test_the_readmes_term_block_is_the_one_reference_and_names_every_setting():
-    """term.toml is written down once: in "A Canvas term", step 2, a block the Canvas test runs.
-    Uncommented, its optional lines make a file with exactly the settings term.py accepts; no
-    other document keeps a copy of its own."""
-    import tomllib
-
-    from autograder.term.settings import ASSIGNMENT_KEYS, TOP_KEYS
-
-    block = next(b for b in blocks("### A Canvas term") if "term.toml" in b)
-    toml = re.search(r"<<'TOML'\n(.*?\n)TOML\n", block, re.S).group(1)
-    every = tomllib.loads(re.sub(r"^# (\w+ = )", r"\1", toml, flags=re.M))
-    tables = {name for name, value in every.items() if isinstance(value, dict)}
-    assert set(every) - tables == TOP_KEYS, "the README's term.toml and term.py's settings differ"
-    assert tables == {A} and set(every[A]) == ASSIGNMENT_KEYS, "the README's assignment settings differ"
-    for copy in ["autograder/README.md", "autograder/term/settings.py", "CONTRIBUTING.md", *sorted(
-            str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))]:
-        assert not re.search(r"^\s*late_marker_hours\s*=", (ROOT / copy).read_text(), re.M), \
-            f"{copy} keeps its own copy of term.toml's settings: link to the README's instead"

@@ -17,7 +17,7 @@ import pytest
 
 from autograder.store.gradebook import open_gradebook, scores
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results, run_grade, source_path
-from tests.builders import WRONG, base_notebook, correct_code, with_answer, write
+from tests.builders import WRONG, autograder, base_notebook, correct_code, nbgrader_export, with_answer, write
 
 A = "02_similarity"
 pytestmark = [needs_sandbox, pytest.mark.xdist_group("faults")]   # one worker: each test runs a class
@@ -95,14 +95,7 @@ def test_parallel_workers_keep_the_gradebook_consistent(tmp_path):
     with open_gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
         assert scores(gb, A) == {s: r["score"] for s, r in results.items()}
     # nbgrader itself reads the same numbers
-    env = dict(os.environ, AUTOGRADER_WORKSPACE=str(ws))
-    out = tmp_path / "export.csv"
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to", str(out)], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    import csv
-
-    exported = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(out))}
+    exported = {s: float(r["score"]) for s, r in nbgrader_export(ws, tmp_path / "export.csv").items()}
     assert exported == {s: r["score"] for s, r in results.items()}
 
 
@@ -146,20 +139,18 @@ def test_user_errors_are_one_clear_line(tmp_path, args, message):
     paths = {"subs": tmp_path / "subs", "missing": tmp_path / "nope", "file": tmp_path / "file.txt",
              "empty": tmp_path / "empty"}
     argv = [a.format(**paths) for a in args]
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", *argv, "--workspace",
-                           str(tmp_path / "ws")], cwd=ROOT, capture_output=True, text=True)
+    proc = autograder("grade", *argv, "--workspace", tmp_path / "ws")
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("autograder: error: ") and message in lines[0], lines
 
 
 def test_help_is_complete():
-    main = subprocess.run([sys.executable, "-m", "autograder", "--help"], cwd=ROOT, capture_output=True, text=True)
+    main = autograder("--help")
     assert main.returncode == 0
     for command in ("grade", "release", "check"):
         assert command in main.stdout
-    grade = subprocess.run([sys.executable, "-m", "autograder", "grade", "--help"], cwd=ROOT,
-                           capture_output=True, text=True)
+    grade = autograder("grade", "--help")
     for option in ("--workers", "--db", "--workspace", "--timeout", "--memory-mb", "--regrade",
                    "--unsafe-no-sandbox", "SUBMISSIONS", "zip"):
         assert option in grade.stdout, option
@@ -167,15 +158,13 @@ def test_help_is_complete():
 
 def test_without_a_sandbox_grading_refuses_unless_told_it_is_unsafe(tmp_path):
     write(tmp_path / "subs" / "alice", base_notebook())
-    env = dict(os.environ, PATH=str(sys.executable).rsplit("/", 1)[0])   # no bwrap on PATH
-    cmd = [sys.executable, "-m", "autograder", "grade", A, str(tmp_path / "subs"), "--quiet"]
-    refused = subprocess.run(cmd + ["--workspace", str(tmp_path / "ws1")], cwd=ROOT, env=env,
-                             capture_output=True, text=True)
+    env = {"PATH": str(sys.executable).rsplit("/", 1)[0]}   # no bwrap on PATH
+    refused = run_grade(A, tmp_path / "subs", tmp_path / "ws1", check=False, env=env)
     assert refused.returncode == 2
     assert "no sandbox: bubblewrap (bwrap) is not installed" in refused.stderr
     assert "--unsafe-no-sandbox" in refused.stderr
-    unsafe = subprocess.run(cmd + ["--workspace", str(tmp_path / "ws2"), "--unsafe-no-sandbox"], cwd=ROOT,
-                            env=env, capture_output=True, text=True, timeout=300)
+    unsafe = run_grade(A, tmp_path / "subs", tmp_path / "ws2", "--unsafe-no-sandbox", check=False, env=env,
+                       timeout=300)
     assert unsafe.returncode == 0, unsafe.stderr[-2000:]
     assert "WARNING: --unsafe-no-sandbox" in unsafe.stderr
     assert float(read_csv(tmp_path / "ws2", A)[0]["score"]) == 11.0

@@ -10,7 +10,7 @@ import yaml
 from docutils import nodes
 from sphinx.addnodes import download_reference
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "_ext"))
 import hub_launch  # noqa: E402
 

@@ -20,9 +20,9 @@ import nbformat
 import pytest
 
 from autograder.notebook import strip_hidden
-from tests.builders import (A, MAX, WRONG, answer_case, answers, base_notebook, correct_code, graded_cells,
-                            with_answer, write)
-from tests.conftest import SANDBOX, needs_sandbox, read_csv, read_results, run_grade, source_path, student_folder
+from tests.builders import (A, MAX, MODES, WRONG, answer_case, answers, base_notebook, correct_code,
+                            grade_attackers_then_controls, graded_cells, with_answer, write)
+from tests.conftest import needs_sandbox, read_csv, read_results, run_grade, source_path
 
 # Under `make test` (pytest -n 2 --dist loadgroup) this file runs on one worker, whole:
 # its module-scoped fixture runs once.
@@ -884,32 +884,24 @@ def _contents(folder: Path) -> dict:
     return out
 
 
-@pytest.fixture(scope="module", params=["root", "without-root"])
+@pytest.fixture(scope="module", params=MODES)
 def graded(request, tmp_path_factory):
-    """Every case graded in one run, as root (each submission its own uid and namespaces in
-    a sandbox that grades many) and as an instructor without root (`nobody` when the tests
-    run as root: bubblewrap's user namespaces, a fresh sandbox for each submission)."""
-    if not SANDBOX:
-        pytest.skip("bubblewrap cannot run here")
-    if request.param == "root" and os.geteuid() != 0:
-        pytest.skip("grading as root needs root")
-    root = tmp_path_factory.mktemp("adversarial")
-    subs, ws = root / "submissions", root / "workspace"
-    subs.mkdir()
-    home = None
-    if request.param == "without-root":
-        home, _ = student_folder(root / "home"), student_folder(ws)
+    """Every case graded in one run, as root and as an instructor without root (MODES)."""
     listener = _Listener()
-    ctx = {"submissions": subs, "workspace": ws, "port": listener.port,
-           "env_secret": "pg-password-" + os.urandom(8).hex()}
-    for case in CASES:
-        case.build(subs / case.name, ctx)
-    before = _contents(subs)
-    # One worker: the honest controls (zz_*) are graded after every attacker, by the same
-    # worker, so anything an attacker leaves behind would reach them.
-    proc = run_grade(A, subs, ws, "--workers", "1", "--timeout", "15", check=False, timeout=1500,
-                     env={"PGPASSWORD": ctx["env_secret"]}, unprivileged_home=home)
-    listener.stop = True
+    secret = "pg-password-" + os.urandom(8).hex()
+
+    def build(subs, ws):
+        ctx = {"submissions": subs, "workspace": ws, "port": listener.port, "env_secret": secret}
+        for case in CASES:
+            case.build(subs / case.name, ctx)
+        return _contents(subs)
+
+    try:
+        proc, subs, ws, before = grade_attackers_then_controls(A, request.param, tmp_path_factory, build,
+                                                               cell_timeout=15, timeout=1500,
+                                                               env={"PGPASSWORD": secret})
+    finally:
+        listener.stop = True
     return {"proc": proc, "results": read_results(ws, A) if proc.returncode == 0 else {}, "ws": ws,
             "subs": subs, "before": before, "connections": listener.connections}
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -25,7 +24,7 @@ import pytest
 from autograder.store.gradebook import open_gradebook
 from tests.conftest import ROOT, needs_sandbox, read_csv, read_results
 from tests.postgres import postgres_server
-from tests.builders import autograder, clean_terminal, correct_code, ok, submit, with_answer, WRONG
+from tests.builders import autograder, clean_terminal, correct_code, nbgrader_export, ok, submit, with_answer, WRONG
 
 A = "02_similarity"
 DUE = datetime(2025, 3, 14, 23, 0, tzinfo=timezone.utc)
@@ -80,14 +79,6 @@ def _section(folder: Path, kinds: dict[str, str], late: set[str] = frozenset()) 
         submit(folder / student, with_answer(SLOW + code[kind]), when)
 
 
-def _nbgrader_export(url: str, out: Path, ws: Path) -> dict[str, dict]:
-    env = dict(os.environ, AUTOGRADER_WORKSPACE=str(ws))
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--db", url, "--to", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return {r["student_id"]: r for r in csv.DictReader(open(out))}
-
-
 @needs_sandbox
 def test_a_shared_postgresql_gradebook_loses_nothing_under_concurrent_graders_and_editors(pg, tmp_path):
     roster = tmp_path / "roster.csv"
@@ -114,7 +105,7 @@ def test_a_shared_postgresql_gradebook_loses_nothing_under_concurrent_graders_an
     (tmp_path / "editor.py").write_text(EDITOR)
     stop, edits = tmp_path / "stop", tmp_path / "edits.json"
     # (the editor scores the students whose notebooks stay the same: a score set by hand for a1's
-    # or a2's old notebook is not carried onto their new one, tests/test_instructor_side.py)
+    # or a2's old notebook is not carried onto their new one, tests/e2e/test_instructor_side.py)
     editor = subprocess.Popen([sys.executable, str(tmp_path / "editor.py"), pg, "a0,a3", str(stop),
                                str(edits)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     command = [sys.executable, "-m", "autograder", "grade", A]
@@ -165,7 +156,7 @@ def test_a_shared_postgresql_gradebook_loses_nothing_under_concurrent_graders_an
                   "--quiet"))
     ok(autograder("export", A, "--format", "csv", "--workspace", ws1, "--db", pg, "--to", tmp_path / "ours.csv"))
     ours = {r["student_id"]: r for r in csv.DictReader(open(tmp_path / "ours.csv"))}
-    theirs = _nbgrader_export(pg, tmp_path / "theirs.csv", ws1)
+    theirs = nbgrader_export(ws1, tmp_path / "theirs.csv", "--db", pg)
     assert set(ours) == set(theirs) == {"a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2"}
     for student in theirs:
         assert float(ours[student]["score"]) == pytest.approx(float(theirs[student]["score"])), student

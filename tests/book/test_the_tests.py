@@ -24,7 +24,7 @@ import pytest
 from autograder.check import check_notebook, visible_only
 from autograder.notebook import load_source
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted(p.stem[1:] for p in (ROOT / "tests" / "mutants").glob("m[0-9][0-9]_*.py"))
 
 # Runs after the solution's own answer cells: `_correct` is the instructor's function or

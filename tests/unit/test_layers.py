@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "autograder"
+PACKAGE = Path(__file__).resolve().parents[2] / "autograder"
 
 
 def _module_name(path: Path) -> str:

@@ -7,40 +7,18 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from autograder.course import CourseError
 from autograder.store.gradebook import open_gradebook
 from tests.conftest import needs_sandbox, read_results
-from tests.builders import A, autograder, base_notebook, MAX, ok, rows_of, with_answer, WRONG
+from tests.builders import (A, CANVAS_ROSTER, MAX, WRONG, ZIPPED_AT, autograder, base_notebook, canvas_zip, moodle_workspace,
+                            ok, rows_of, text, with_answer)
+from tests.unit.test_lms import ORIGINAL, OTHER, RENAMED
 
 pytestmark = [pytest.mark.xdist_group("lms")]
-
-CANVAS_ROSTER = """Student,ID,SIS User ID,SIS Login ID,Section,Similarity (4821),Current Score
-    Points Possible,,,,,11.00,(read only)
-"Usman, Zainab",31022,s2401016,zusman,Section A,,
-"Liddell, Alice",31023,s2401017,aliddell,Section A,,
-"Builder, Bob",31024,s2401018,bbuilder,Section B,,
-"Danvers, Carol",31025,s2401019,cdanvers,Section B,,
-"Student, Test",31099,,,Section A,,
-"""
-# Canvas's zipper adds every entry without a time: all carry the moment the zip was made
-ZIPPED_AT = (2025, 3, 20, 9, 41, 0)
-
-
-def text(nb) -> bytes:
-    return nbformat.writes(nb).encode()
-
-
-def canvas_zip(path: Path, files: dict[str, bytes]) -> Path:
-    with zipfile.ZipFile(path, "w") as z:
-        for name, data in files.items():
-            z.writestr(zipfile.ZipInfo(name, date_time=ZIPPED_AT), data)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -150,27 +128,9 @@ def test_a_canvas_download_against_another_courses_roster_is_refused(canvas_term
     assert not (ws / "results").exists() and not (ws / "gradebook.db").exists()
 
 
-MOODLE_WORKSHEET = """Identifier,Full name,Email address,Status,Grade,Maximum Grade,Grade can be changed,\
-Last modified (submission),Last modified (grade),Feedback comments
-Participant 2101,Zainab Usman,zusman@example.org,Submitted for grading,,11.00,Yes,"Friday, 14 March 2025, 10:00 PM",-,
-Participant 2102,Alice Liddell,aliddell@example.org,Submitted for grading,,11.00,Yes,"Sunday, 16 March 2025, 1:00 AM",-,
-Participant 2103,Bob Builder,bbuilder@example.org,No submission,,11.00,Yes,-,-,
-"""
-
-
-def _moodle_workspace(tmp_path: Path) -> Path:
-    """A workspace whose term has Moodle's grading worksheet as roster, due the end of 14 March in Paris."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "worksheet.csv").write_text(MOODLE_WORKSHEET)
-    (ws / "term.toml").write_text('roster = "worksheet.csv"\nlate_policy = "per-day:10"\ntimezone = "Europe/Paris"\n'
-                                  f'[{A}]\ndue = "2025-03-14"\n')
-    return ws
-
-
 @needs_sandbox
 def test_a_moodle_download_is_graded_by_the_moodle_worksheet(tmp_path):
-    ws = _moodle_workspace(tmp_path)
+    ws = moodle_workspace(tmp_path)
     download = tmp_path / "moodle.zip"
     with zipfile.ZipFile(download, "w") as z:
         # Moodle keeps each file's own time: when the student uploaded it
@@ -205,94 +165,6 @@ def test_a_moodle_download_is_graded_by_the_moodle_worksheet(tmp_path):
         parts = {tuple(n.split("_", 4)[1:4]): n.split("_", 4)[4] for n in z.namelist()}
     assert parts == {("2101", "assignsubmission", "file"): "feedback.html",
                      ("2102", "assignsubmission", "file"): "feedback.html"}, parts
-
-
-# ------------------------------------------------------------------ without grading
-def test_lms_rosters_are_read_as_downloaded(tmp_path):
-    from autograder.lms.roster import read_roster
-
-    (tmp_path / "canvas.csv").write_text(CANVAS_ROSTER)
-    canvas = read_roster(tmp_path / "canvas.csv")
-    assert list(canvas) == ["s2401016", "s2401017", "s2401018", "s2401019"]
-    assert canvas["s2401016"].lms_id == "31022" and canvas["s2401016"].login == "zusman"
-    assert canvas["s2401016"].first_name == "Zainab" and canvas["s2401016"].section == "Section A"
-    (tmp_path / "ws.csv").write_text(MOODLE_WORKSHEET)
-    moodle = read_roster(tmp_path / "ws.csv")
-    assert moodle["aliddell@example.org"].lms_id == "2102" and moodle["aliddell@example.org"].name == "Alice Liddell"
-    (tmp_path / "gb.csv").write_text("First name,Last name,ID number,Institution,Department,Email address,"
-                                     "Assignment: Similarity (Real),Last downloaded from this course\n"
-                                     "Zainab,Usman,,,,zusman@example.org,-,1742000000\n")
-    assert read_roster(tmp_path / "gb.csv")["zusman@example.org"].name == "Zainab Usman"
-    (tmp_path / "participants.csv").write_text("Full name,Email address,Roles,Groups,Last access to course\n"
-                                               "Zainab Usman,zusman@example.org,Student,No groups,2 days\n")
-    assert read_roster(tmp_path / "participants.csv")["zusman@example.org"].name == "Zainab Usman"
-
-
-def test_a_misspelt_assignment_in_the_term_is_refused_with_the_nearest_name(tmp_path):
-    from autograder.term.settings import resolve
-
-    (tmp_path / "term.toml").write_text('[02_simlarity]\ndue = "2025-03-14T23:59:00+01:00"\n')
-    with pytest.raises(CourseError, match=r"\[02_simlarity\] is not an assignment .*did you mean \[02_similarity\]"):
-        resolve(tmp_path, A)
-
-
-def test_a_date_alone_is_the_end_of_that_day_in_the_terms_zone(tmp_path):
-    from autograder.term.deadlines import human, set_zone
-    from autograder.term.settings import resolve
-
-    (tmp_path / "term.toml").write_text(f'timezone = "America/Toronto"\n[{A}]\ndue = "2025-03-14"\n')
-    try:
-        terms = resolve(tmp_path, A)
-        assert terms.due == datetime(2025, 3, 15, 3, 59, 59, tzinfo=timezone.utc)   # EDT is UTC-4
-        assert human(terms.due) == "2025-03-14 23:59 EDT"
-        assert resolve(tmp_path, A, due="2025-03-10").due == datetime(2025, 3, 11, 3, 59, 59, tzinfo=timezone.utc)
-    finally:
-        set_zone(None)
-
-
-def test_the_layout_of_an_lms_download_is_recognised(tmp_path):
-    from autograder.lms import formats as lms
-
-    flat = tmp_path / "canvas"
-    flat.mkdir()
-    for name in (f"doejane_LATE_1_10_{A}.ipynb", f"roeric_2_11_{A}-1.ipynb"):
-        (flat / name).write_text("{}")
-    assert lms.detect(flat) == "canvas"
-    files, stray = lms.read_canvas(flat)
-    assert files["1"].late and not files["2"].late and files["2"].original == f"{A}-1.ipynb" and not stray
-    moodle = tmp_path / "moodle"
-    (moodle / "Jane Doe_77_assignsubmission_file_").mkdir(parents=True)
-    assert lms.detect(moodle) == "moodle"
-    folders = tmp_path / "plain"
-    (folders / "alice").mkdir(parents=True)
-    assert lms.detect(folders) is None
-    assert lms.canvas_name("Doe, Jane") == "doejane" == lms.canvas_name("Jane Doe")
-    assert lms.normal_name("Doe,  Jane") == lms.normal_name("jane doe")
-
-
-def test_a_students_own_file_name_cannot_pass_for_another_student(tmp_path):
-    """What a student controls in an LMS download is the name of their file, after the LMS's
-    prefix: one that imitates the prefix still belongs to its uploader."""
-    from autograder.lms import formats as lms
-
-    moodle = tmp_path / "moodle"
-    moodle.mkdir()
-    (moodle / "Zainab Usman_2101_assignsubmission_file_Alice Liddell_2102_assignsubmission_file_x.ipynb").write_text("{}")
-    (moodle / "Alice Liddell_2102_assignsubmission_file_mine.ipynb").write_text("{}")
-    files, _ = lms.read_moodle(moodle)
-    assert files["2101"].name == "Zainab Usman" and [p.name for p in files["2102"].others] == []
-    assert files["2102"].path.name == "Alice Liddell_2102_assignsubmission_file_mine.ipynb"
-    canvas = tmp_path / "canvas"
-    canvas.mkdir()
-    (canvas / f"usmanzainab_31022_6789160_liddellalice_31023_9999999_{A}.ipynb").write_text("{}")
-    files, _ = lms.read_canvas(canvas, A)
-    assert list(files) == ["31022"] and files["31022"].attempt == 6789160
-    # a second notebook uploaded later (scratch work) does not replace the assignment's
-    (canvas / f"usmanzainab_31022_6789170_{A}.ipynb").write_text("{}")
-    (canvas / "usmanzainab_31022_6789180_scratch.ipynb").write_text("{}")
-    files, _ = lms.read_canvas(canvas, A)
-    assert files["31022"].attempt == 6789170 and len(files["31022"].others) == 2
-    assert lms.normal_name("Doe,  Jane") == lms.normal_name("jane doe")
 
 
 # ------------------------------------------------------------------ the whole term, replayed
@@ -475,42 +347,6 @@ def test_a_canvas_term_replayed_from_download_to_import(canvas_term, tmp_path):
 
 
 # ------------------------------------------------------------------ possible copying
-ORIGINAL = '''def dot_similarity(A, B):
-    # my version: rows of A against rows of B
-    left = np.asarray(A, dtype=float)
-    right = np.asarray(B, dtype=float)
-    out = left @ right.T
-    return out
-'''
-RENAMED = '''def dot_similarity(A, B):
-    a_arr = np.asarray(A,dtype=float)     # convert first
-
-    b_arr = np.asarray(B, dtype = float)
-    result = a_arr @ b_arr.T   # (n, m)
-    return result
-'''
-OTHER = '''def dot_similarity(A, B):
-    """Every pair of rows."""
-    return np.einsum("ik,jk->ij", np.asarray(A, float), np.asarray(B, float))
-'''
-
-
-def test_copying_is_found_after_names_comments_and_spacing_are_set_aside():
-    from autograder.report.similarity import IDENTICAL, possible_copying
-
-    template = {"dot": "def dot_similarity(A, B):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"}
-    found = possible_copying({"ann": "x", "ben": "y", "cy": "z", "dee": "z"},
-                             {"ann": {"dot": ORIGINAL}, "ben": {"dot": RENAMED}, "cy": {"dot": OTHER},
-                              "dee": {"dot": OTHER}}, template)
-    assert [(g.students, [(p.what, p.similarity) for p in g.pairs]) for g in found] == [
-        (("ann", "ben"), [("dot_similarity", 1.0)]), (("cy", "dee"), [(IDENTICAL, 1.0), ("dot_similarity", 1.0)])]
-    # an answer everyone writes, or the instructor's own, is no sign of copying
-    short = "def dot_similarity(A, B):\n    return A @ B.T\n"
-    assert possible_copying({}, {"ann": {"dot": short}, "ben": {"dot": short}}, template) == []
-    assert possible_copying({}, {"ann": {"dot": ORIGINAL}, "ben": {"dot": RENAMED}}, template,
-                            {"dot": ORIGINAL}) == []
-
-
 @needs_sandbox
 def test_the_report_lists_possible_copying_and_changes_no_score(tmp_path):
     from tests.builders import write
@@ -590,7 +426,7 @@ def test_a_jupyterhub_course_through_nbgraders_exchange(tmp_path):
 
 @needs_sandbox
 def test_submission_times_from_the_lms_replace_a_zips_identical_times(tmp_path):
-    ws = _moodle_workspace(tmp_path)
+    ws = moodle_workspace(tmp_path)
     download = tmp_path / "moodle.zip"
     with zipfile.ZipFile(download, "w") as z:      # a zip whose every entry has the time it was made
         for folder in ("Zainab Usman_2101_assignsubmission_file_", "Alice Liddell_2102_assignsubmission_file_"):

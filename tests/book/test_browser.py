@@ -675,7 +675,7 @@ PHONE_FIGURES = """async () => {
 def test_every_figure_is_whole_on_a_phone(visits, path):
     """At 390 px every figure is shown whole: its image no wider than the text column and
     inside it, in no box that scrolls sideways, and, where it has a phone version (a
-    <picture>), that version is the one loaded (tests/test_book.py checks its labels)."""
+    <picture>), that version is the one loaded (tests/book/test_book.py checks its labels)."""
     figures = visits(path, PHONE).page.evaluate(PHONE_FIGURES)
     assert figures, f"{path}: no figure"
     for f in figures:

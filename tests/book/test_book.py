@@ -9,7 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from tests.conftest import ASSIGNMENTS, ROOT, build_book
-from tests.test_pipeline import _secret_lines
+from tests.builders import secret_lines
 
 HTML = ROOT / "_build" / "html"
 
@@ -105,7 +105,7 @@ def built_text(build) -> str:
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_no_solution_or_hidden_test_in_the_built_html(built_text, assignment):
-    solution, hidden = _secret_lines(assignment)
+    solution, hidden = secret_lines(assignment)
     for line in solution | hidden:
         assert _normalise(line) not in built_text, f"{assignment}: '{line}' appears in the built HTML"
     downloads = list((HTML / "_downloads").rglob("*.ipynb"))

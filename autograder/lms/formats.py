@@ -174,6 +174,7 @@ def parse_lms_time(text: str):
     value = " ".join(str(text).split())
     if value in ("", "-"):
         return None
+    when: datetime | None
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:

@@ -80,7 +80,8 @@ def student_id(name: str) -> str:
 def _pick(student: str, folder: Path, assignment: str) -> Submission:
     """The notebook to grade in a student's folder: regular files only, found without
     following symlinks (a link to solutions/ or to a classmate's notebook is not theirs)."""
-    notebooks, refused = [], []
+    notebooks: list[Path] = []
+    refused: list[Path] = []
     for root, dirs, files in os.walk(folder, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints" and not d.startswith("."))
         for name in sorted(files + [d for d in os.listdir(root) if d.endswith(".ipynb")

@@ -44,7 +44,7 @@ def zip_entry_time(info: zipfile.ZipInfo) -> float | None:
     try:
         if deadlines.zone() is not None:          # the term's time zone, where term.toml gives one
             return datetime(*info.date_time, tzinfo=deadlines.zone()).timestamp()
-        return time.mktime(tuple(info.date_time) + (0, 0, -1))
+        return time.mktime((*info.date_time, 0, 0, -1))
     except (OverflowError, ValueError):
         return None
 

@@ -10,6 +10,7 @@ deadline that applied and any late penalty.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 from .. import course
 from ..flags import all_flags, messages
@@ -227,9 +228,9 @@ def _copying_section(groups, names: dict) -> str:
             + intro + "".join(parts))
 
 
-def instructor_report(assignment: str, results: list[dict], missing: list[str] = (),
-                      ungraded: list[str] = (), deadline: str = "", copying=(), names: dict | None = None,
-                      unmatched: list[str] = ()) -> str:
+def instructor_report(assignment: str, results: list[dict], missing: Sequence[str] = (),
+                      ungraded: Sequence[str] = (), deadline: str = "", copying=(), names: dict | None = None,
+                      unmatched: Sequence[str] = ()) -> str:
     """The class's report: `results` are the graded submissions; `missing` the rostered students
     who submitted nothing, `ungraded` those a partial regrade did not reach; `copying` the
     groups similarity.py found; `names` {student id: name} (roster or LMS); `unmatched` the

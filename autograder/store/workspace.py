@@ -194,10 +194,10 @@ class Workspace:
         write_atomic(path, out.getvalue())
         return path
 
-    def write_export(self, name: str, text: str, to: Path | None = None) -> Path:
+    def write_export(self, name: str, data: bytes | str, to: Path | None = None) -> Path:
         """An export for an LMS: reports/A/NAME, or `to`."""
         path = Path(to) if to else self.reports / name
-        write_atomic(path, text)
+        write_atomic(path, data)
         return path
 
     def write_report(self, page: str) -> Path:

@@ -89,7 +89,7 @@ def all_flags(result: dict) -> list[dict]:
     return (result.get("flags") or []) + ((result.get("term") or {}).get("flags") or [])
 
 
-def flag(code: str, **fields) -> Flag:
+def flag(code: str, **fields: object) -> Flag:
     template, visible = _MESSAGES[code]
     return Flag(code, template.format(**fields), visible)
 

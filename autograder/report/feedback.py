@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .. import course
 from ..flags import all_flags, messages
+
+if TYPE_CHECKING:
+    from .similarity import Group
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -197,7 +201,7 @@ def _unmatched_section(results: list[dict], unmatched: list[str]) -> str:
 PAIRS_SHOWN = 60          # per group of possible copying: its members are all listed above the pairs
 
 
-def _copying_section(groups, names: dict) -> str:
+def _copying_section(groups: Sequence[Group], names: dict) -> str:
     """Groups of students to look at (similarity.py): identical files, near-identical graded
     functions."""
     from .similarity import IDENTICAL
@@ -229,7 +233,8 @@ def _copying_section(groups, names: dict) -> str:
 
 
 def instructor_report(assignment: str, results: list[dict], missing: Sequence[str] = (),
-                      ungraded: Sequence[str] = (), deadline: str = "", copying=(), names: dict | None = None,
+                      ungraded: Sequence[str] = (), deadline: str = "", copying: Sequence[Group] = (),
+                      names: dict | None = None,
                       unmatched: Sequence[str] = ()) -> str:
     """The class's report: `results` are the graded submissions; `missing` the rostered students
     who submitted nothing, `ungraded` those a partial regrade did not reach; `copying` the

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import CourseError
 from .deadlines import LatePolicy, parse_when
-from ..lms.roster import Roster, read_roster
+from ..lms.roster import Roster, Student, read_roster
 
 FILE = "term.toml"
 TOP_KEYS = {"roster", "late_policy", "late_floor", "db", "timezone", "late_marker_hours",
@@ -47,7 +47,7 @@ class Terms:
         """These terms for an assignment worth `max_score` points (penalties are in points)."""
         return replace(self, policy=replace(self.policy, max_score=float(max_score)))
 
-    def entry(self, student: str):
+    def entry(self, student: str) -> Student | None:
         """The student's roster entry; None without a roster or when the student is not on it."""
         return self.roster.get(student) if self.roster is not None else None
 

@@ -2,18 +2,13 @@
 the grading of one submission in a trusted worker (`submission`: proxies, tests)."""
 
 import hashlib
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..flags import Flag
-    from .task import Task
 
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def abandoned(task: "Task", problem: "Flag") -> dict:
+def abandoned(task, problem) -> dict:
     """A pool's result for a task (task.Task) whose grading was given up (grade/pool.py), with the
     `flags.Flag` that says why."""
     return {"student": task.student, "abandoned": problem.to_dict(), "notebook": task.notebook}

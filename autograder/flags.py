@@ -86,7 +86,9 @@ class Flag:
 
 def all_flags(result: dict) -> list[dict]:
     """A result's flags: its grading's and its term's (lateness, roster)."""
-    return (result.get("flags") or []) + ((result.get("term") or {}).get("flags") or [])
+    from .records import Result
+
+    return Result.of(result).all_flags
 
 
 def flag(code: str, **fields: object) -> Flag:

@@ -78,7 +78,9 @@ def command(ws: Path, port: int, ip: str, browser: bool) -> list[str]:
 
 def run(workspace: Path | None, port: int, ip: str, browser: bool) -> int:
     ws = Path(workspace or course.workspace()).resolve()
-    if not (ws / "gradebook.db").exists() and not _term_db(ws):
+    from .store.workspace import GRADEBOOK
+
+    if not (ws / GRADEBOOK).exists() and not _term_db(ws):
         raise course.CourseError(f"{ws} has no gradebook yet: grade an assignment first "
                                  "(autograder grade ASSIGNMENT SUBMISSIONS --workspace ...)")
     if not (MATHJAX2 / "MathJax.js").is_file():

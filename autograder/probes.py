@@ -224,15 +224,15 @@ def peak_memory(fn: Any, *args: Any, **kwargs: Any) -> dict:
 
     This is the recipe a student's own kernel runs. The grader takes none of these numbers
     from the student's process: it measures the same call from outside it (the sandbox's
-    zygote, autograder/sandbox/server._Meter; as root also the kernel's count of the
-    sandbox's memory, host.MemoryCounter), processes started included.
+    zygote, autograder/sandbox/meter.Meter; as root also the kernel's count of the
+    sandbox's memory, cgroups.MemoryCounter), processes started included.
     """
     import copy
     import os
     import tracemalloc
 
     if os.environ.get("AUTOGRADER_SANDBOX"):
-        # graded: the sandbox's zygote measures this call from outside (server._Meter) and the
+        # graded: the sandbox's zygote measures this call from outside (meter.Meter) and the
         # grader takes its numbers, never these; measuring here too would only slow the call
         return {"output": fn(*args, **kwargs), "peak_bytes": 0, "touched_bytes": 0, "processes": 0,
                 "measured": False}

@@ -31,8 +31,9 @@ CHECKER = ("__init__.py", "__main__.py", "cli/__init__.py", "check.py", "course.
            "jsontext.py", "notebook.py", "probes.py", "report/__init__.py", "report/review.py", "testcells.py",
            "testing.py", "versions.py",
            "grade/__init__.py", "grade/submission.py", "grade/worker.py",
-           "sandbox/__init__.py", "sandbox/child.py", "sandbox/errors.py", "sandbox/host.py", "sandbox/protocol.py",
-           "sandbox/processes.py", "sandbox/server.py", "sandbox/template.py")
+           "sandbox/__init__.py", "sandbox/bwrap.py", "sandbox/cgroups.py", "sandbox/child.py", "sandbox/confine.py",
+           "sandbox/errors.py", "sandbox/host.py", "sandbox/meter.py", "sandbox/protocol.py", "sandbox/processes.py",
+           "sandbox/server.py", "sandbox/session.py", "sandbox/template.py")
 
 # What a student's environment needs: the exercises' imports (NumPy, PyTorch), JupyterLab to
 # work in, and what the checker imports (nbformat and its validator, IPython's cell transformer).

@@ -11,7 +11,6 @@ import json
 import random
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 
 from autograder.notebook import load_source, nbgrader_meta
@@ -264,6 +263,7 @@ def test_the_run_reads_every_cell_of_the_graded_notebooks(tmp_path):
     """grade/run.py's _copying on the autograded notebooks of the workspace: added cells count,
     the instructor's test cells and released cells do not."""
     from autograder.grade.run import _copying
+    from autograder.store.workspace import Workspace
 
     cells = _cells(RELEASE)
     tests = next(i for i, c in enumerate(cells) if nbgrader_meta(c).get("grade_id") == "test_softmax_torch")
@@ -272,10 +272,14 @@ def test_the_run_reads_every_cell_of_the_graded_notebooks(tmp_path):
         "ben": _with(cells, {}, [(tests, BEN_SOFTMAX), (len(cells), BEN_DOT)]),   # in two cells of his own
         "cy": cells, "dee": cells,                                                  # untouched
     }
+    ws = Workspace(tmp_path, A)
     for student, nb_cells in notebooks.items():
-        _write(tmp_path / "autograded" / student / A / f"{A}.ipynb", nb_cells)
+        _write(ws.autograded_notebook(student, A), nb_cells)
+    # graded in this run: its autograded notebook is read from memory, not from the workspace
+    this_run = {"ann": ws.autograded_notebook("ann", A).read_text()}
+    ws.autograded_notebook("ann", A).unlink()
     submitted = {s: {"digest": "same" if s in ("cy", "dee") else s} for s in notebooks}
-    found = _copying(SimpleNamespace(root=tmp_path), load_source(SOURCE), A, A, submitted)
+    found = _copying(ws, load_source(SOURCE), A, A, submitted, this_run)
     assert [(g.students, sorted(p.what for p in g.pairs)) for g in found] == [
         (("ann", "ben"), ["dot_similarity", "softmax"])]
 

@@ -553,12 +553,12 @@ def test_the_fork_servers_imports_run_with_the_cycle_collector_paused_then_froze
 
 
 def test_a_sandboxed_command_joins_its_cgroups_before_it_starts(tmp_path):
-    """`_Cgroup.command`: the command's own process is in every cgroup folder before its first
+    """`Cgroup.command` (sandbox/cgroups.py): the command's own process is in every cgroup folder before its first
     instruction (it inherits that into everything it starts); a folder it may not join is
     skipped quietly; the command's arguments arrive unchanged, "--" and spaces included."""
     import subprocess
 
-    from autograder.sandbox.host import _Cgroup
+    from autograder.sandbox.cgroups import Cgroup as _Cgroup
 
     folders = [tmp_path / "memory", tmp_path / "pids", tmp_path / "gone"]
     for folder in folders[:2]:

@@ -104,7 +104,7 @@ MAY_IMPORT = {
 # command line); a folder's modules may sit on different layers: the term's dates are read by
 # the LMS readers, its settings read their roster.
 LAYERS = [
-    ("plain data", {"autograder.errors", "autograder.jsontext", "autograder.versions", "autograder.flags",
+    ("plain data", {"autograder.errors", "autograder.jsontext", "autograder.versions", "autograder.flags", "autograder.records",
                     "autograder.probes", "autograder.store.spreadsheet", "autograder.jupyter_server_config"}),
     ("notebooks, the course's places, the sandbox", {"autograder.notebook", "autograder.course", "autograder.sandbox"}),
     ("test cells, dates, reading code, the course's builds",
@@ -115,7 +115,7 @@ LAYERS = [
      {"autograder.lms.formats", "autograder.lms.roster", "autograder.lms.submissions", "autograder.lms.times",
       "autograder.lms.unzip", "autograder.nbgrader_plugins",
       "autograder.nbgrader_config", "autograder.report.feedback"}),
-    ("the term's settings, the store", {"autograder.term.settings", "autograder.store.workspace",
+    ("the term's settings, the store", {"autograder.term.settings", "autograder.term.standing", "autograder.store.workspace",
                                         "autograder.store.gradebook"}),
     ("grading, exports, release, Formgrader", {"autograder.grade", "autograder.lms.export", "autograder.release",
                                                "autograder.formgrade"}),

@@ -185,14 +185,14 @@ def test_a_zygote_that_may_not_make_namespaces_runs_one_submission_per_sandbox(m
     Simulated here as root: bubblewrap drops that capability from the zygote's bounding set."""
     from autograder.sandbox import host
 
-    real = host._bwrap_command
+    real = host.bwrap_command
 
     def without_sys_admin(*args, **kwargs):
         cmd = real(*args, **kwargs)
         i = cmd.index("CAP_SYS_ADMIN")
         return cmd[:1] + ["--cap-drop", "CAP_SYS_ADMIN"] + cmd[1:i - 1] + cmd[i + 1:]
 
-    monkeypatch.setattr(host, "_bwrap_command", without_sys_admin)
+    monkeypatch.setattr(host, "bwrap_command", without_sys_admin)
     box = Sandbox(limits=Limits(), warm=("numpy",))
     cell = ("import os\nSEEN = sorted(os.listdir('/scratch/work'))\n"
             "open('/scratch/work/left-behind.txt', 'w').write('x')\nUID = os.getuid()")

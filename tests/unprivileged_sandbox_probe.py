@@ -24,7 +24,7 @@ OWN_PROC_FILES = os.stat("/proc/self/status").st_uid == os.getuid()
 ROOT = sorted(os.listdir("/"))
 ENV = sorted(os.environ)
 # the environment block the process was started with, read from its own memory: its
-# /proc/self/environ is root's (a submission's process is non-dumpable, server._seal)
+# /proc/self/environ is root's (a submission's process is non-dumpable, confine.seal)
 _stat = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
 ENVIRON = ctypes.string_at(int(_stat[47]), int(_stat[48]) - int(_stat[47])).count(b"=")   # env_start, env_end
 

@@ -49,35 +49,35 @@ def _cmd_grade(args) -> int:
             from ..grade import forkserver
 
             forkserver.stop()            # a mistake found before the workers started: no one needs it
-    if summary["partial"]:
-        print(f"regraded {len(summary['regraded'])} of {summary['students']} submissions of "
-              f"{summary['assignment']} in {summary['seconds']} s ({_names(summary['regraded']) or 'none'}); "
-              f"{summary['kept']} other{'s' if summary['kept'] != 1 else ''} not graded again")
-        if summary["frozen"]:
+    if summary.partial:
+        print(f"regraded {len(summary.regraded)} of {summary.students} submissions of "
+              f"{summary.assignment} in {summary.seconds} s ({_names(summary.regraded) or 'none'}); "
+              f"{summary.kept} other{'s' if summary.kept != 1 else ''} not graded again")
+        if summary.frozen:
             print(f"changed since graded, kept as they were (regrade them with --student): "
-                  f"{_names(summary['frozen'])}")
-        if summary["absent"]:
-            print(f"not in this download, kept as graded before: {_names(summary['absent'])}")
+                  f"{_names(summary.frozen)}")
+        if summary.absent:
+            print(f"not in this download, kept as graded before: {_names(summary.absent)}")
     else:
-        print(f"graded {summary['students']} submissions of {summary['assignment']} in {summary['seconds']} s "
-              f"({summary['graded']} graded now with {summary['workers']} workers, {summary['reused']} unchanged "
+        print(f"graded {summary.students} submissions of {summary.assignment} in {summary.seconds} s "
+              f"({summary.graded} graded now with {summary.workers} workers, {summary.reused} unchanged "
               f"since the last run)")
-    print(f"mean score {summary['mean']:.2f} / {summary['max_score']:g}; {summary['full_marks']} with full "
-          f"marks; {summary['flagged']} flagged")
-    print(f"deadline: {summary['deadline']}" + (f"; late: {_names(summary['late'])}" if summary["late"] else ""))
-    if summary["roster"] is not None:
-        print(f"roster:   {summary['roster']} students; missing: {_names(summary['missing']) or 'none'}; "
-              f"not on the roster: {_names(summary['not_on_roster']) or 'none'}")
-    if summary["ungraded"]:
-        print(f"not graded yet (not selected): {_names(summary['ungraded'])}")
-    if summary.get("layout") in ("canvas", "moodle"):
-        print(f"read as a {summary['layout'].capitalize()} download: {summary['students']} students")
-    for note in summary.get("notes", []):
+    print(f"mean score {summary.mean:.2f} / {summary.max_score:g}; {summary.full_marks} with full "
+          f"marks; {summary.flagged} flagged")
+    print(f"deadline: {summary.deadline}" + (f"; late: {_names(summary.late)}" if summary.late else ""))
+    if summary.roster is not None:
+        print(f"roster:   {summary.roster} students; missing: {_names(summary.missing) or 'none'}; "
+              f"not on the roster: {_names(summary.not_on_roster) or 'none'}")
+    if summary.ungraded:
+        print(f"not graded yet (not selected): {_names(summary.ungraded)}")
+    if summary.layout in ("canvas", "moodle"):
+        print(f"read as a {summary.layout.capitalize()} download: {summary.students} students")
+    for note in summary.notes:
         print(f"warning:  {note}")
-    print(f"grades:   {summary['grades_csv']}")
-    print(f"report:   {summary['report']}")
-    print(f"feedback: {summary['feedback_dir']}/STUDENT/{summary['assignment']}/feedback.html")
-    print(f"gradebook: {summary['db_url']} (nbgrader export works on it)")
+    print(f"grades:   {summary.grades_csv}")
+    print(f"report:   {summary.report}")
+    print(f"feedback: {summary.feedback_dir}/STUDENT/{summary.assignment}/feedback.html")
+    print(f"gradebook: {summary.db_url} (nbgrader export works on it)")
     return 0
 
 

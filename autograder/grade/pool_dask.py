@@ -224,8 +224,9 @@ class DaskPool:
                 for future in done:
                     state.collect(future)
         finally:
-            for future in state.futures:
-                future.cancel()
+            if self.client.status == "running":     # a client closed after the scheduler was lost has none
+                for future in state.futures:
+                    future.cancel()
 
     def _lost(self) -> str:
         return (f"lost the Dask scheduler at {self.settings['address']}; the results written so far are "

@@ -6,8 +6,8 @@ one sandbox, while this parent reads the submissions and opens the gradebook. Ea
 submission at a time. The parent is the only writer of results, the gradebook, grades.csv,
 feedback and the report (through `workspace` and `gradebook`), and it watches every
 submission: a worker that dies or stops answering is replaced, and the student it was
-grading gets a flagged 0; the run goes on. Each student's result is written as soon as it
-is known, so a run that is killed can be started again: a result is reused while the
+grading gets a flagged 0; the run goes on. Each student's result is written as soon as its
+batch is in the gradebook, so a run that is killed can be started again: a result is reused while the
 notebook and everything that decides its grade (tests, grader, limits, secret) are
 unchanged (`--regrade` forces grading). Inputs are drawn from the workspace's secret and
 the student's id, so re-grading gives identical results.
@@ -16,22 +16,28 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
+from dataclasses import dataclass
+from typing import Any
+from functools import partial
 from pathlib import Path
 
 from .. import course
-from ..flags import Flag, all_flags, flag
+from ..flags import Flag, flag
 from . import digest, student_salt
+from .book import Gradebook, Settled, read_standings
 from .task import Task
 from .phases import Phases
 from .plan import Seen, plan
+from .summary import Summary
 from .pool import open_pool
-from ..notebook import NotebookError, load_source, nbgrader_meta, parse_notebook, source_imports
+from ..notebook import NotebookError, SourceNotebook, load_source, nbgrader_meta, parse_notebook, source_imports
 from ..sandbox.host import Limits, bwrap_path, sandbox_problem
 from ..lms.submissions import Submission, collect
 from ..lms.times import TIME_SAME, lms_times
 from ..store.workspace import Workspace
+from ..records import Result
+from ..term.standing import absent_row, term_block
 
 
 # ------------------------------------------------------------------------ helpers
@@ -118,67 +124,14 @@ def _autograded(source, result: dict, data: bytes | None) -> str | None:
     return json.dumps(sanitise.notebook(nb, source.nb), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
-# ------------------------------------------------------------------------ the term
-def _term_block(result: dict, sub: Submission | None, terms, late: dict, standing: dict | None) -> dict:
-    """A student's standing in the term, after grading: when they submitted and how that is
-    known, the deadline that applied (with their extension), the late penalty, the points an
-    instructor set by hand, and the score that counts (what `nbgrader export` reports)."""
-    from ..term.deadlines import extension_for, human, iso
-
-    student = result["student"]
-    entry = terms.entry(student)
-    extension = extension_for(entry.extension if entry else None, terms.due)
-    due = terms.due + extension if terms.due is not None and extension else terms.due
-    flags = []
-    if terms.roster is not None and entry is None:
-        flags.append(flag("not-on-roster", student=student).to_dict())
-    if sub is not None and sub.time_problem is not None:
-        flags.append(sub.time_problem.to_dict())
-    flags += [remark.to_dict() for remark in (sub.remarks if sub is not None else [])]
-    raw = standing["raw_score"] if standing else result["score"]
-    penalty = late["penalty"]
-    return {
-        "status": "late" if late["seconds_late"] > 0 else "graded",
-        "name": entry.name if entry else "", "email": entry.email if entry else "",
-        "submitted_at": iso(sub.submitted_at) if sub else "",
-        "submitted_at_text": human(sub.submitted_at) if sub else "",
-        "time_source": (sub.time_source or "") if sub else "",
-        # Canvas's LATE marker, no time: submitted_at is the time the penalty is computed from
-        "marked_late_by": "Canvas" if sub is not None and sub.lms_late and sub.submitted_at is not None else "",
-        "due": iso(due), "due_text": human(due),
-        "extension_hours": round(extension.total_seconds() / 3600, 4) if extension else 0,
-        "seconds_late": round(late["seconds_late"], 3),
-        "late_policy": terms.policy.describe() if late["seconds_late"] > 0 else "",
-        "late_penalty": penalty,
-        "raw_score": round(raw, 6),
-        "score": round(standing["score"] if standing else max(0.0, raw - penalty), 6),
-        "manual": {k: v for k, v in sorted((standing or {}).get("manual", {}).items())},
-        "comments": {k: v for k, v in sorted((standing or {}).get("comments", {}).items())},
-        "flags": flags,
-    }
-
-
-def _absent(student: str, assignment: str, max_score: float, terms, status: str) -> dict:
-    """A row for a rostered student with no submission (`missing`), or a submission a
-    partial regrade did not reach and that was never graded (`not graded`)."""
-    from ..term.deadlines import extension_for, iso
-
-    entry = terms.entry(student)
-    extension = extension_for(entry.extension if entry else None, terms.due)
-    due = terms.due + extension if terms.due is not None and extension else terms.due
-    return {"student": student, "assignment": assignment, "score": 0.0, "max_score": max_score,
-            "tests": [], "flags": [],
-            "term": {"status": status, "name": entry.name if entry else "", "email": entry.email if entry else "",
-                     "due": iso(due), "score": 0.0, "raw_score": 0.0, "late_penalty": 0.0, "flags": []}}
-
-
-def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -> list:
-    """Groups of submissions worth a look (similarity.py), from the autograded notebooks in
-    the workspace: the whole class's, not only this run's. Every code cell a student wrote
+def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict, autograded: dict) -> list:
+    """Groups of submissions worth a look (similarity.py), from the autograded notebooks: the
+    whole class's, not only this run's (this run's from memory, `autograded`, the others' from
+    the workspace). Every code cell a student wrote
     counts, answer cells and cells of their own; the instructor's test cells and cells just as
     released do not."""
     from ..notebook import nbgrader_meta
-    from ..report.similarity import notebook_code, possible_copying, stub
+    from ..report.similarity import code_of, notebook_code, possible_copying, stub
     from ..lms.submissions import workspace_name
 
     ids = set(source.answer_ids)
@@ -188,8 +141,9 @@ def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict) -
     solutions = {nbgrader_meta(c).get("grade_id"): c.source for c in source.nb.cells
                  if nbgrader_meta(c).get("grade_id") in ids}
     templates = {gid: released.get(gid) or stub(code) for gid, code in solutions.items()}
-    answers = {student: notebook_code(ws.root / "autograded" / workspace_name(student) / assignment
-                                      / f"{notebook_name}.ipynb", ids, tests, released.values())
+    answers = {student: code_of(autograded[student], ids, tests, released.values()) if student in autograded
+               else notebook_code(ws.autograded_notebook(workspace_name(student), notebook_name), ids, tests,
+                                  released.values())
                for student in submitted}
     digests = {student: result.get("digest") for student, result in submitted.items()}
     return possible_copying(digests, answers, templates, solutions)
@@ -227,128 +181,6 @@ def _newer(sub: Submission, old: dict) -> bool:
                 and iso(sub.submitted_at) > was["submitted_at"])
 
 
-# ------------------------------------------------------------------------ the gradebook
-class _Gradebook:
-    """nbgrader's gradebook, in a thread of its own: importing nbgrader (about a second),
-    creating or opening the database and every write happen while the workers grade. Jobs
-    run in order on the thread's one connection: `later` queues one, `now` waits for its
-    answer. A gradebook that cannot be opened stops the run at the next student, in one line."""
-
-    def __init__(self, url: str, assignment: str, source, terms):
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="gradebook")
-        self._jobs: list = []
-        self._pending: list[tuple[dict, bool]] = []
-        self._where = (assignment, source.path.stem)
-        # a batch's second starts with its first student, not when the gradebook opened (then
-        # the first result was written alone, while the workers grade: 25-45 ms of CPU they lack)
-        self._queued, self._last = False, None
-        self._lock = threading.Lock()
-        self._gb = self._opened = None
-        self._closed = False
-        self.settle = None          # settle(gb, results): called, in this thread, after each batch is written
-        self.opened = self._thread.submit(self._open, url, assignment, source, terms)
-
-    def _open(self, url: str, assignment: str, source, terms) -> None:
-        from ..store import gradebook
-
-        self._opened = gradebook.open_gradebook(url)
-        self._gb = self._opened.__enter__()
-        gradebook.ensure_assignment(self._gb, assignment, source, terms.due)
-        if terms.roster:
-            gradebook.add_students(self._gb, terms.roster)
-        gradebook.rehearse(self._gb, assignment, source.path.stem, terms.policy)
-
-    def _job(self, fn, *args):
-        self.opened.result()
-        return fn(self._gb, *args)
-
-    def check(self) -> None:
-        """Raise now if opening failed (a bad --db URL, say)."""
-        if self.opened.done():
-            self.opened.result()
-
-    def later(self, fn, *args) -> None:
-        self._jobs.append(self._thread.submit(self._job, fn, *args))
-
-    # Scores are written in batches: every `BATCH_SECONDS`, or `BATCH_SIZE` students,
-    # whichever comes first, and before anything reads the gradebook back (`now`, `close`).
-    # A batch costs a commit (a disk flush) and a few queries: one per student made the
-    # gradebook thread the grading parent's largest user of CPU. (Each result is already
-    # saved, flushed, in the workspace: a run stopped before a batch was written records it
-    # the next time.)
-    # (Writing each of a run's last 8 results as soon as the thread was free left 0.02 s less
-    # to write after the last student, and made 10 students take 0.08 s longer in all: each
-    # batch costs this thread 25-45 ms of CPU, which the workers then lack.)
-    BATCH_SECONDS, BATCH_SIZE = 1.0, 50
-
-    def record_later(self, result: dict, fresh: bool) -> None:
-        """Queue a student's scores; the thread writes what has queued up in one transaction."""
-        with self._lock:
-            self._pending.append((result, fresh))
-            if self._last is None:
-                self._last = time.monotonic()
-            due = not self._queued and (len(self._pending) >= self.BATCH_SIZE
-                                        or time.monotonic() - self._last >= self.BATCH_SECONDS)
-            self._queued |= due
-        if due:
-            self.later(self._drain)
-
-    def _write_pending(self) -> None:
-        with self._lock:
-            if self._pending and not self._queued:
-                self._queued = True
-                self.later(self._drain)
-
-    def _drain(self, gb) -> None:
-        from ..store.gradebook import record_many
-
-        with self._lock:
-            batch, self._pending = self._pending, []
-            self._queued, self._last = False, None
-        if batch:
-            record_many(gb, *self._where, batch)
-            if self.settle is not None:
-                self.settle(gb, [result for result, _ in batch])
-
-    def now(self, fn, *args):
-        self._write_pending()
-        return self._thread.submit(self._job, fn, *args).result()
-
-    def close(self, quietly: bool = False) -> None:
-        """Wait for every write; raise the first that failed (unless `quietly`: an error is
-        already on its way), then close the connection in its thread."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            if not quietly:
-                self._write_pending()
-                for job in self._jobs:
-                    job.result()
-        finally:
-            def shut():
-                if self._opened is not None:
-                    self._opened.__exit__(None, None, None)
-                    self._opened = None
-
-            self._thread.submit(shut).result()
-            self._thread.shutdown()
-
-
-def _standings(gb, assignment: str, notebook_name: str, students, by_id: dict, terms) -> tuple[dict, dict]:
-    from ..term.deadlines import extension_for
-    from ..store.gradebook import apply_late_policy, standings
-
-    times = {}
-    for student in students:
-        entry = terms.entry(student)
-        times[student] = (by_id[student].submitted_at, extension_for(entry.extension if entry else None, terms.due))
-    lateness = apply_late_policy(gb, assignment, notebook_name, times, terms.policy) if times else {}
-    return lateness, standings(gb, assignment, students=times)
-
-
 def _cluster_settings(cluster: str | None, tls: dict | None, terms, unsafe: bool) -> dict | None:
     """The Dask cluster to grade on: the command line's, else term.toml's; None: this machine."""
     address = cluster or terms.cluster
@@ -372,11 +204,14 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
           regrade: bool = False, unsafe: bool = False, quiet: bool = False,
           due: str | None = None, late_policy: str | None = None, late_floor: str | None = None,
           roster: Path | None = None, students: list[str] | tuple = (), flagged: bool = False,
-          times: Path | None = None, cluster: str | None = None, tls: dict | None = None) -> dict:
+          times: Path | None = None, cluster: str | None = None, tls: dict | None = None) -> Summary:
     """Grade every submission (or, with `students` / `flagged`, only those, leaving everyone
-    else's results as they are); returns a summary dict. Raises CourseError for user errors.
+    else's results as they are); returns the run's Summary. Raises CourseError for user errors.
     `cluster` (a Dask scheduler's address or scheduler file; else term.toml's `cluster`) grades
-    on that cluster's workers (pool_dask.py), with `tls` ({"ca", "cert", "key"} files) if given."""
+    on that cluster's workers (pool_dask.py), with `tls` ({"ca", "cert", "key"} files) if given.
+
+    The run, step by step: collect the submissions, plan who is graded, grade them, apply the
+    term to each result, record results and feedback, report on the class."""
     phases = Phases()
     phases.mark("imported")
     source_path = course.source_notebook(assignment)
@@ -395,25 +230,17 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
     with ws.lock(), ws.scratch() as scratch:
         if remote is None:
             check_sandbox(unsafe)           # on a cluster, each worker checks its own (pool_dask.py)
-        subs = collect(Path(submissions_path), assignment, scratch=scratch, roster=terms.roster)
-        notes = list(subs.notes) + lms_times(subs, terms)
-        if subs.same_times in notes and all(s.time_source != TIME_SAME for s in subs):
-            notes.remove(subs.same_times)      # the LMS's own times replaced every one of them
-        notes += [line for line in [ws.term_version(course.version())] if line]
-        unknown = [s for s in students if s not in {sub.student for sub in subs}
-                   and not (terms.roster and s in terms.roster)]
-        if unknown:
-            raise course.CourseError(f"--student {unknown[0]}: no submission and no roster entry has this id "
-                                     f"(ids are the submission folders' names)")
+        subs, notes = _collect(Path(submissions_path), assignment, scratch, terms, ws, students)
         # The workers (and their sandboxes) start now: they take longest to warm up. This
         # process reads the assignment and the submissions, and opens the gradebook, meanwhile.
         n_workers = max(1, min(workers or os.cpu_count() or 1, len(subs)))   # none idle from the start
         pool = open_pool(n_workers, source_path, limits, unsafe, source_imports(source_path), phases, remote)
         try:
-            summary = _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regrade, partial,
-                             quiet, students, flagged)
-            summary["notes"] = notes + summary["notes"]
-            summary["layout"] = subs.layout
+            run = _Run(assignment, source_path, load_source(source_path), ws, terms, subs, phases, partial,
+                       tuple(students))
+            summary = _grade(pool, run, limits, regrade, flagged, quiet)
+            summary.notes = notes + summary.notes
+            summary.layout = subs.layout
             return summary
         finally:
             pool.close()
@@ -421,140 +248,189 @@ def grade(assignment: str, submissions_path: Path, *, workers: int | None = None
             phases.report()
 
 
-def _grade(pool, phases, assignment, source_path, subs, ws, terms, limits, regrade, partial, quiet, students,
-           flagged) -> dict:
-    from ..report.feedback import instructor_report, student_feedback
+def _collect(path: Path, assignment: str, scratch: Path, terms, ws: Workspace, students) -> tuple:
+    """Step 1: every submission found, with its time (the LMS's, where it gives one), and the
+    notes the run prints about the download."""
+    subs = collect(path, assignment, scratch=scratch, roster=terms.roster)
+    notes = list(subs.notes) + lms_times(subs, terms)
+    if subs.same_times in notes and all(s.time_source != TIME_SAME for s in subs):
+        notes.remove(subs.same_times)      # the LMS's own times replaced every one of them
+    notes += [line for line in [ws.term_version(course.version())] if line]
+    unknown = [s for s in students if s not in {sub.student for sub in subs}
+               and not (terms.roster and s in terms.roster)]
+    if unknown:
+        raise course.CourseError(f"--student {unknown[0]}: no submission and no roster entry has this id "
+                                 f"(ids are the submission folders' names)")
+    return subs, notes
 
-    source = load_source(source_path)
-    terms = terms.out_of(source.max_score)
+
+@dataclass
+class _Run:
+    """What a grading run knows before it grades anyone."""
+
+    assignment: str
+    source_path: Path
+    source: SourceNotebook
+    ws: Workspace
+    terms: Any
+    subs: list
+    phases: Phases
+    partial: bool
+    students: tuple
+
+    def __post_init__(self):
+        self.terms = self.terms.out_of(self.source.max_score)
+        self.notebook_name = self.source_path.stem
+        self.by_id = {s.student: s for s in self.subs}
+        self.slugs = {s.student: s.slug for s in self.subs}
+        self.done: dict[str, dict] = {}        # graded now or reused: their standing brought up to date
+        self.written: set[str] = set()         # graded now: their autograded notebook written
+        self.autograded: dict[str, str] = {}   # the autograded notebooks written in this run, for copying
+
+
+def _grade(pool, run: _Run, limits, regrade: bool, flagged: bool, quiet: bool) -> Summary:
     started = time.time()
-    url = terms.db or ws.default_db_url()
-    notebook_name = source_path.stem
-    book = _Gradebook(url, assignment, source, terms)                # opens while the workers warm up
-    book.opened.add_done_callback(lambda _: phases.mark("gradebook open"))
+    url = run.terms.db or run.ws.default_db_url()
+    book = Gradebook(url, run.assignment, run.source, run.terms,
+                     partial(read_standings, assignment=run.assignment, notebook_name=run.notebook_name,
+                             by_id=run.by_id, terms=run.terms))        # opens while the workers warm up
+    book.opened.add_done_callback(lambda _: run.phases.mark("gradebook open"))
     try:
-        by_id = {s.student: s for s in subs}
-        secret = ws.secret()
-        key = ws.resume_key(source_path, limits, secret)
-        seen = [_seen(ws, sub) for sub in subs]
-        chosen = plan(seen, key, regrade=regrade, students=students, flagged=flagged)
-        done = dict(chosen.reused)        # graded now or reused: their standing is brought up to date
-        frozen, ungraded, kept_accepted, earlier = chosen.frozen, chosen.ungraded, chosen.kept_accepted, chosen.earlier
+        secret = run.ws.secret()
+        key = run.ws.resume_key(run.source_path, limits, secret)
+        seen = [_seen(run.ws, sub) for sub in run.subs]
+        chosen = plan(seen, key, regrade=regrade, students=run.students, flagged=flagged)      # step 2
         data = {s.student: s.data for s in seen}
-        todo = [Task(s.student, assignment, s.data, s.notebook, s.problem, student_salt(secret, assignment, s.student))
-                for s in chosen.grade]
-        slugs = {s.student: s.slug for s in subs}
-        phases.mark("submissions read")
+        todo = [Task(s.student, run.assignment, s.data, s.notebook, s.problem,
+                     student_salt(secret, run.assignment, s.student)) for s in chosen.grade]
+        run.phases.mark("submissions read")
         pool.trim(len(todo))
-
-        def settle(gb, results: list[dict]) -> None:
-            """Students whose scores the gradebook has just written: their submission times
-            and late penalties, then their standing as the gradebook has it (manual scores
-            included), into their result and their feedback. In the gradebook's thread,
-            batch by batch while the workers grade, not all of them after the last one."""
-            batch = {result["student"]: result for result in results}
-            lateness, standing = _standings(gb, assignment, notebook_name, batch, by_id, terms)
-            for student, result in batch.items():
-                result["term"] = _term_block(result, by_id[student], terms, lateness[student],
-                                             standing.get(student))
-                ws.save_result(slugs[student], result, graded=False)     # unchanged: not written
-                ws.write_feedback(slugs[student], student_feedback(result))
-
-        book.settle = settle
-
-        for result in done.values():        # reused results: make sure the gradebook has them
+        run.done.update(chosen.reused)
+        for result in chosen.reused.values():      # reused results: make sure the gradebook has them
             book.record_later(result, False)
-
-        def finish(result: dict) -> None:
-            if "abandoned" in result:
-                result = _abandoned(source, result, assignment)
-            result["key"] = key
-            result["submission"] = _provenance(by_id[result["student"]])
-            if partial and result["student"] in students:
-                result["accepted"] = True          # chosen by the instructor: a later run keeps it
-            # a manual score belongs to the notebook it was given for (gradebook._write_scores)
-            result["replaces"] = earlier.get(result["student"])
-            ws.save_result(slugs[result["student"]], result)
-            book.check()                    # a gradebook that cannot open stops the run here
-            book.record_later(result, True)
-            done[result["student"]] = result
-            # the graded notebook now, while the workers grade (on this machine's other
-            # core, in effect), rather than after the last student, on one
-            text = _autograded(source, result, data.get(result["student"]))
-            if text is not None:
-                ws.write_autograded(slugs[result["student"]], notebook_name, text)
-            written.add(result["student"])
-            bar.update(1)
-
-        written: set[str] = set()
-
-        bar = _progress(len(todo), quiet)
-        if todo:
-            pool.run(todo, finish)
-        bar.close()
-        phases.mark("all graded")
+        _grade_all(pool, book, run, todo, key, chosen.earlier, data, quiet)                 # step 3
         pool.release()                      # their sandboxes come down while the last batch is written
-
-        # every result in `done` went through record_later: close() writes and settles the
-        # last batch (and raises if any batch failed)
-        book.close()
-        phases.mark("gradebook written")
+        book.close()                        # writes and reads back the last batch; raises if any failed
+        _record(run, book.settled())
+        run.phases.mark("gradebook written")
     finally:
         pool.close()
-        book.close(quietly=True)
+        try:
+            book.close()                    # after an interrupt or a lost pool: what is queued is written
+        except Exception:                   # noqa: BLE001 (the error on its way says what went wrong)
+            pass
+        _record(run, book.settled())
+    _autograded_reused(run, data)
+    return _report(run, chosen, todo, started, min(pool.size, len(todo)), url)
 
-    for sub in subs:                  # results reused, not graded now: their graded notebook
-        if sub.student not in done or sub.student in written:
-            continue
-        text = _autograded(source, done[sub.student], data.get(sub.student))
+
+def _grade_all(pool, book, run: _Run, todo: list, key: str, earlier: dict, data: dict, quiet: bool) -> None:
+    """Step 3: grade each planned submission; each result goes to the gradebook as it comes,
+    and each batch the gradebook has written goes on to the next steps (`_record`)."""
+
+    def finish(result: dict) -> None:
+        if "abandoned" in result:
+            result = _abandoned(run.source, result, run.assignment)
+        student = result["student"]
+        result["key"] = key
+        result["submission"] = _provenance(run.by_id[student])
+        if run.partial and student in run.students:
+            result["accepted"] = True          # chosen by the instructor: a later run keeps it
+        # a manual score belongs to the notebook it was given for (gradebook._write_scores)
+        result["replaces"] = earlier.get(student)
+        book.check()                    # a gradebook that cannot open stops the run here
+        book.record_later(result, True)
+        run.done[student] = result
+        # the graded notebook now, while the workers grade (on this machine's other
+        # core, in effect), rather than after the last student, on one
+        text = _autograded(run.source, result, data.get(student))
         if text is not None:
-            ws.write_autograded(sub.slug, notebook_name, text)
+            run.ws.write_autograded(run.slugs[student], run.notebook_name, text)
+            run.autograded[student] = text
+        run.written.add(student)
+        _record(run, book.settled())
+        bar.update(1)
+
+    bar = _progress(len(todo), quiet)
+    if todo:
+        pool.run(todo, finish)
+    bar.close()
+    run.phases.mark("all graded")
+
+
+def _record(run: _Run, batches: list[Settled]) -> None:
+    """Steps 4 and 5, batch by batch as the gradebook settles them: the term applied to each
+    result (lateness, penalty, manual scores), then the result and its feedback page written,
+    once (flushed when graded in this run: a later run resumes from it)."""
+    from ..report.feedback import student_feedback
+
+    for batch in batches:
+        for result, fresh in batch.results:
+            student = result["student"]
+            result["term"] = term_block(result, run.by_id[student], run.terms, batch.lateness[student],
+                                        batch.standing.get(student))
+            run.ws.save_result(run.slugs[student], result, graded=fresh)
+            run.ws.write_feedback(run.slugs[student], student_feedback(result))
+
+
+def _autograded_reused(run: _Run, data: dict) -> None:
+    """Results reused, not graded now: their graded notebook, from this download's bytes."""
+    for sub in run.subs:
+        if sub.student not in run.done or sub.student in run.written:
+            continue
+        text = _autograded(run.source, run.done[sub.student], data.get(sub.student))
+        if text is not None:
+            run.ws.write_autograded(sub.slug, run.notebook_name, text)
+            run.autograded[sub.student] = text
+
+
+def _report(run: _Run, chosen, todo: list, started: float, workers: int, url: str) -> Summary:
+    """Step 6: grades.csv, the instructor's report (possible copying included) and the run's summary."""
+    from ..report.feedback import instructor_report
+
+    ws, terms, source, done = run.ws, run.terms, run.source, run.done
     absent: dict[str, dict] = {}      # partial regrade: graded earlier, not in this download
-    if partial:
+    if run.partial:
         # the rest of the class, graded in earlier runs, stays in grades.csv and the report
         for student, old in ws.stored_results():
-            if student not in by_id and student not in done:
+            if student not in run.by_id and student not in done:
                 absent[student] = old
-    dropped = {s: (done[s]["dropped_manual"], ws.results / f"{slugs[s]}.json")
-               for s in sorted(written) if done[s].get("dropped_manual")}
-    submitted = {**absent, **frozen, **done}
-    missing = sorted(set(terms.roster or ()) - set(by_id) - set(submitted))
-    rows = {s: submitted[s] for s in submitted}
-    rows.update({s: _absent(s, assignment, source.max_score, terms, "missing") for s in missing})
-    rows.update({s: _absent(s, assignment, source.max_score, terms, "not graded") for s in ungraded})
-    ordered = [rows[s] for s in sorted(rows)]
+    dropped = {s: (done[s]["dropped_manual"], ws.results / f"{run.slugs[s]}.json")
+               for s in sorted(run.written) if done[s].get("dropped_manual")}
+    submitted = {**absent, **chosen.frozen, **done}
+    missing = sorted(set(terms.roster or ()) - set(run.by_id) - set(submitted))
+    rows = dict(submitted)
+    rows.update({s: absent_row(s, run.assignment, source.max_score, terms, "missing") for s in missing})
+    rows.update({s: absent_row(s, run.assignment, source.max_score, terms, "not graded") for s in chosen.ungraded})
     graded_rows = [submitted[s] for s in sorted(submitted)]
-    csv_path = ws.write_csv(ordered, [t.grade_id for t in source.tests])
-    copying = _copying(ws, source, assignment, notebook_name, submitted)
-    names = {s: (r.get("term") or {}).get("name") or (r.get("submission") or {}).get("lms_name") or ""
-             for s, r in rows.items()}
-    report = ws.write_report(instructor_report(assignment, graded_rows, missing, ungraded,
-                                               terms.describe() if terms.due else "", copying,
-                                               names=names, unmatched=list(getattr(subs, "unmatched", ()))))
-    phases.mark("reports written")
-    scores = [(r.get("term") or {}).get("score", r["score"]) for r in graded_rows]
-    terms_of = [(r.get("term") or {}) for r in graded_rows]
-    return {
-        "assignment": assignment, "students": len(subs), "graded": len(todo),
-        "reused": len(done) - len(todo), "frozen": sorted(frozen), "absent": sorted(absent), "partial": partial,
-        "kept": len(subs) - len(todo) - len(ungraded),
-        "seconds": round(time.time() - started, 1),
-        "workers": min(pool.size, len(todo)), "mean": sum(scores) / len(scores) if scores else 0.0,
-        "max_score": source.max_score,
-        "full_marks": sum(1 for s in scores if s == source.max_score),
-        "flagged": sum(1 for r in graded_rows if all_flags(r)),
-        "late": sorted(r["student"] for r, t in zip(graded_rows, terms_of) if t.get("seconds_late")),
-        "missing": missing, "ungraded": ungraded,
-        "not_on_roster": sorted(r["student"] for r, t in zip(graded_rows, terms_of)
-                                if any(f["code"] == "not-on-roster" for f in t.get("flags", []))),
-        "regraded": sorted(t.student for t in todo) if partial else [],
-        "notes": ([f"kept the submission{'s' if len(kept_accepted) > 1 else ''} accepted earlier with --student "
-                   f"(this download's is not newer): {', '.join(kept_accepted)}; take this one with --student"]
-                  if kept_accepted else []) + _dropped_notes(dropped),
-        "deadline": terms.describe(), "roster": len(terms.roster) if terms.roster is not None else None,
-        "grades_csv": str(csv_path), "report": str(report),
-        "feedback_dir": str(ws.feedback_dir), "db_url": _safe_url(url),
-    }
+    csv_path = ws.write_csv([rows[s] for s in sorted(rows)], [t.grade_id for t in source.tests])
+    copying = _copying(ws, source, run.assignment, run.notebook_name, submitted, run.autograded)
+    names = {s: Result.of(r).name for s, r in rows.items()}
+    report = ws.write_report(instructor_report(run.assignment, graded_rows, missing, chosen.ungraded,
+                                               terms.describe() if terms.due else "", copying, names=names,
+                                               unmatched=list(getattr(run.subs, "unmatched", ()))))
+    run.phases.mark("reports written")
+    summary = _summary(run, chosen, todo, graded_rows, missing, absent, dropped, started, workers)
+    summary.grades_csv, summary.report, summary.feedback_dir = str(csv_path), str(report), str(ws.feedback_dir)
+    summary.db_url = _safe_url(url)
+    return summary
+
+
+def _summary(run: _Run, chosen, todo, graded_rows, missing, absent, dropped, started, workers) -> Summary:
+    """The run in numbers, for the command line's summary."""
+    kept = chosen.kept_accepted
+    return Summary(
+        assignment=run.assignment, students=len(run.subs), graded=len(todo),
+        reused=len(run.done) - len(todo), frozen=sorted(chosen.frozen), absent=sorted(absent),
+        partial=run.partial, kept=len(run.subs) - len(todo) - len(chosen.ungraded),
+        seconds=round(time.time() - started, 1), workers=workers, max_score=run.source.max_score,
+        missing=missing, ungraded=chosen.ungraded,
+        regraded=sorted(t.student for t in todo) if run.partial else [],
+        notes=([f"kept the submission{'s' if len(kept) > 1 else ''} accepted earlier with --student "
+                f"(this download's is not newer): {', '.join(kept)}; take this one with --student"]
+               if kept else []) + _dropped_notes(dropped),
+        deadline=run.terms.describe(), roster=len(run.terms.roster) if run.terms.roster is not None else None,
+        results=[Result.of(r) for r in graded_rows])
 
 
 def _dropped_notes(dropped: dict[str, tuple[dict, Path]]) -> list[str]:

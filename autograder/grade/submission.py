@@ -100,7 +100,7 @@ def raise_flag(flags: list[Flag], new: Flag) -> None:
 
 
 # Probes whose numbers the grader takes from outside the submission's process (the zygote's
-# meter, sandbox/server._Meter), never from the process itself, which runs the student's code.
+# meter, sandbox/meter.Meter), never from the process itself, which runs the student's code.
 MEASURED_FROM_OUTSIDE = {"peak_memory"}
 
 

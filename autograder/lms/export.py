@@ -38,6 +38,7 @@ from .. import course
 from ..store import spreadsheet
 from ..term.deadlines import iso
 from ..notebook import NotebookError, load_source
+from ..records import Result
 from ..store.workspace import Workspace
 
 FORMATS = ("canvas", "moodle", "moodle-worksheet", "csv")
@@ -99,7 +100,7 @@ def _check_penalties_current(ws: Workspace, rows: list[dict], assignment: str) -
         if not r["submitted"] or not r["seconds_late"]:
             continue
         result = ws.load_result(workspace_name(r["id"]))
-        term = (result or {}).get("term") or {}
+        term = Result.of(result or {}).standing
         if "raw_score" in term and abs(float(term["raw_score"]) - r["raw_score"]) > 1e-9:
             stale.append(r["id"])
     if stale:
@@ -178,8 +179,8 @@ def export(assignment: str, fmt: str, *, workspace: Path | None = None, db_url: 
     roster_path = roster or (ws.root / str(settings["roster"]) if settings.get("roster") else None)
     people = read_roster(roster_path) if roster_path else None
     url = db_url or settings.get("db") or ws.default_db_url()
-    if url == ws.default_db_url() and not (ws.root / "gradebook.db").exists():
-        raise course.CourseError(f"no gradebook at {ws.root / 'gradebook.db'}: grade {assignment} first "
+    if url == ws.default_db_url() and not ws.gradebook_file.exists():
+        raise course.CourseError(f"no gradebook at {ws.gradebook_file}: grade {assignment} first "
                                  "(or pass --db URL, --workspace DIR)")
     column = column or assignment
     with open_gradebook(url) as gb:
@@ -206,7 +207,7 @@ def export_feedback(assignment: str, lms: str, *, workspace: Path | None = None,
     entries, without = {}, []
     for student, result in ws.stored_results():
         came = result.get("submission") or {}
-        page = ws.root / "feedback" / workspace_name(student) / assignment / "feedback.html"
+        page = ws.feedback_page(workspace_name(student))
         if came.get("lms") != lms or not came.get("lms_id") or not page.is_file():
             without.append(student)
             continue

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import course
 from ..flags import all_flags, messages
+from ..records import Result
 
 if TYPE_CHECKING:
     from .similarity import Group
@@ -38,7 +39,7 @@ def _page(title: str, body: str) -> str:
 def _late_note(result: dict) -> str:
     from ..term.deadlines import duration
 
-    term = result.get("term") or {}
+    term = Result.of(result).standing
     if not term.get("submitted_at"):
         return ""
     when = f"Submitted {html.escape(term['submitted_at_text'])} <span class='muted'>(time from " \
@@ -65,7 +66,7 @@ def _late_note(result: dict) -> str:
 
 
 def student_feedback(result: dict) -> str:
-    term = result.get("term") or {}
+    term = Result.of(result).standing
     manual = term.get("manual") or {}
     rows = []
     for t in result["tests"]:
@@ -154,7 +155,7 @@ def _histogram_svg(scores: list[float], max_score: float) -> str:
 
 
 def _final(r: dict) -> float:
-    return (r.get("term") or {}).get("score", r["score"])
+    return Result.of(r).final_score
 
 
 def _who(student: str, names: dict) -> str:
@@ -166,7 +167,7 @@ def _who(student: str, names: dict) -> str:
 
 def _term_section(results: list[dict], missing: list[str], ungraded: list[str], deadline: str,
                   names: dict) -> str:
-    late = [r for r in results if (r.get("term") or {}).get("seconds_late")]
+    late = [r for r in results if Result.of(r).standing.late]
     parts = [f"<p>{html.escape(deadline)}</p>"] if deadline else []
     if late:
         parts.append("<h2>Late submissions (" + str(len(late)) + ")</h2><table><tr><th>student</th>"
@@ -241,7 +242,7 @@ def instructor_report(assignment: str, results: list[dict], missing: Sequence[st
     groups similarity.py found; `names` {student id: name} (roster or LMS); `unmatched` the
     download's files that match nobody on the roster. Everything a student controls (ids,
     names, file names) is escaped."""
-    names = {**{r["student"]: (r.get("term") or {}).get("name") or "" for r in results}, **(names or {})}
+    names = {**{r["student"]: Result.of(r).standing.name for r in results}, **(names or {})}
     term = _term_section(results, list(missing), list(ungraded), deadline, names) \
         + _unmatched_section(results, list(unmatched))
     if not results:

@@ -83,10 +83,19 @@ def notebook_code(path: Path, answer_ids, skip_ids=(), released=()) -> dict[str,
     code} for answer cells, {"cell N": code} for any other code cell, leaving out cells whose
     grade_id is in `skip_ids` (the instructor's test cells) and cells that are exactly a
     released cell (`released`: their code). An unreadable notebook is {}."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return {}
+    return code_of(text, answer_ids, skip_ids, released)
+
+
+def code_of(text: str, answer_ids, skip_ids=(), released=()) -> dict[str, str]:
+    """`notebook_code` of a notebook's JSON text, already in memory."""
     answer_ids, skip_ids = set(answer_ids), set(skip_ids)
     released = {code.strip() for code in released}
     try:
-        nb = json.loads(Path(path).read_text(encoding="utf-8"))
+        nb = json.loads(text)
         cells = nb.get("cells", [])
         out: dict[str, str] = {}
         for i, cell in enumerate(cells if isinstance(cells, list) else []):

@@ -126,7 +126,7 @@ _ORIGINAL = {"pid": 0}
 
 def _end_if_a_copy() -> None:
     """A copy ends here; the original ends every process the cell or call started that is
-    still running (it is their subreaper: orphans included, server._seal), and reaps them.
+    still running (it is their subreaper: orphans included, confine.seal), and reaps them.
     A process started in one cell does not outlive it: none can hold memory for, or serve,
     a later call (the zygote's meter ends them too before every measured call)."""
     if os.getpid() != _ORIGINAL["pid"]:
@@ -184,7 +184,7 @@ def serve(sock: socket.socket, step_seconds: float = 10.0) -> None:
         except (ValueError, TypeError) as exc:
             protocol.send(sock, _error(exc))
         # Every object made so far is left out of later garbage collections: a full
-        # collection during a measured call (the zygote's meter, server._Meter) would touch
+        # collection during a measured call (the zygote's meter, meter.Meter) would touch
         # every object the notebook made, tens of MiB, and count them as the call's memory.
         gc.freeze()
 

@@ -1,8 +1,8 @@
 """The processes a submission started: found by parent in /proc, and ended.
 
-The submission's process is a subreaper (server._seal), so every process it starts stays
+The submission's process is a subreaper (confine.seal), so every process it starts stays
 below it, however orphaned. It ends them after every cell and every call
-(child._end_if_a_copy); the zygote ends them before every measured call (server._Meter).
+(child._end_if_a_copy); the zygote ends them before every measured call (meter.Meter).
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ which:
     (`server.zygote`); the process that joined waits for it, holding nothing.
 
 Each submission is forked from it as before: as root, a fresh mount and PID namespace nested
-in the sandbox's, its own uid, its limits (server.py); no submission sees the zygote, each
+in the sandbox's, its own uid, its limits (confine.py); no submission sees the zygote, each
 one's /proc shows its own PID namespace only. Without root a zygote cannot make namespaces,
 and a sandbox runs one submission (host.Sandbox).
 """
@@ -42,7 +42,7 @@ import socket
 import struct
 import sys
 
-from . import server
+from . import confine, server
 
 NAMESPACES = ("ipc", "uts", "net", "cgroup", "pid", "mnt")      # mnt last: it changes /proc
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 24, 38, 47
@@ -73,7 +73,7 @@ class Template:
     def fork(cls) -> "Template | None":
         """None where zygotes cannot be made this way (no bubblewrap): then each sandbox starts
         its own interpreter."""
-        from .host import bwrap_path
+        from .bwrap import bwrap_path
 
         if not bwrap_path():
             return None
@@ -209,18 +209,18 @@ def _user_namespaces(holder: int) -> list[int]:
 def _drop_capabilities(libc, last_cap: int) -> None:
     """Give up every capability this process has in its (bubblewrap's) user namespace."""
     for cap in range(last_cap + 1):
-        server.check_call(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "dropping the bounding set")
-    server.check_call(libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing ambient capabilities")
+        confine.check_call(libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "dropping the bounding set")
+    confine.check_call(libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing ambient capabilities")
     header = ctypes.create_string_buffer(struct.pack("=Ii", CAPABILITY_VERSION_3, 0), 8)
     data = ctypes.create_string_buffer(24)          # effective, permitted, inheritable (x2): all 0
-    server.check_call(libc.capset(header, data), "dropping capabilities")
+    confine.check_call(libc.capset(header, data), "dropping capabilities")
     libc.capget(header, data)
     if any(data.raw):
         raise OSError("capabilities remain after dropping them")
 
 
 def _zygote(control_fd: int, request: dict) -> None:
-    from .host import SANDBOX_SCRATCH, sandbox_env
+    from .bwrap import SANDBOX_SCRATCH, sandbox_env
 
     libc = _libc()
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -239,7 +239,7 @@ def _zygote(control_fd: int, request: dict) -> None:
     _close_fds_except({control_fd, root, *spaces, *users})
     # Without root: the outer user namespace owns the others, the inner one is the student's.
     for name, fd in [*[("user", u) for u in users[:1]], *zip(NAMESPACES, spaces), *[("user", u) for u in users[1:]]]:
-        server.check_call(libc.setns(fd, 0), f"joining the sandbox's {name} namespace")
+        confine.check_call(libc.setns(fd, 0), f"joining the sandbox's {name} namespace")
         os.close(fd)
     os.fchdir(root)
     os.chroot(".")
@@ -260,7 +260,7 @@ def _zygote(control_fd: int, request: dict) -> None:
     sys.dont_write_bytecode = True
     if users:
         _drop_capabilities(libc, last_cap)
-    server.check_call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "setting no-new-privileges")
+    confine.check_call(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "setting no-new-privileges")
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     # `setns` moved this process's children into the sandbox's PID namespace, not this
     # process: the zygote proper is its child, a process of the sandbox, which can then give

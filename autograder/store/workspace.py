@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 from .. import course
 from . import spreadsheet
 from ..flags import messages
+from ..records import Result
 
 if TYPE_CHECKING:
     from ..sandbox.host import Limits
@@ -65,6 +66,9 @@ def write_atomic(path: Path, data: bytes | str, durable: bool = False) -> bool:
             os.fsync(f.fileno())
     tmp.replace(path)
     return True
+
+
+GRADEBOOK = "gradebook.db"          # the default gradebook's file in a workspace
 
 
 class Workspace:
@@ -129,8 +133,13 @@ class Workspace:
         return (f"this run grades under course version {version}, but the term's first run graded under {first} "
                 f"({path.name} in the workspace): the instructor's notebooks or the grader changed since")
 
+    @property
+    def gradebook_file(self) -> Path:
+        """The default gradebook: SQLite, in the workspace (term.toml's `db` may name another)."""
+        return self.root / GRADEBOOK
+
     def default_db_url(self) -> str:
-        return f"sqlite:///{self.root / 'gradebook.db'}"
+        return f"sqlite:///{self.gradebook_file}"
 
     # ------------------------------------------------------------------ resume
     @staticmethod
@@ -167,11 +176,18 @@ class Workspace:
             os.fsync(f.fileno())
 
     # ------------------------------------------------------------------ what people read
+    def feedback_page(self, slug: str) -> Path:
+        return self.feedback_dir / slug / self.assignment / "feedback.html"
+
+    def autograded_notebook(self, slug: str, notebook_name: str) -> Path:
+        """The graded copy Formgrader opens (nbgrader's autograded/ layout)."""
+        return self.root / "autograded" / slug / self.assignment / f"{notebook_name}.ipynb"
+
     def write_feedback(self, slug: str, page: str) -> None:
-        write_atomic(self.root / "feedback" / slug / self.assignment / "feedback.html", page)
+        write_atomic(self.feedback_page(slug), page)
 
     def write_autograded(self, slug: str, notebook_name: str, text: str) -> None:
-        write_atomic(self.root / "autograded" / slug / self.assignment / f"{notebook_name}.ipynb", text)
+        write_atomic(self.autograded_notebook(slug, notebook_name), text)
 
     def write_csv(self, results: list[dict], tests: list[str]) -> Path:
         """grades.csv: one row per student (rostered students who submitted nothing included),
@@ -183,7 +199,7 @@ class Workspace:
                     "raw_score", "late_penalty", "submitted_at", "time_source", "due", "hours_late", "flags",
                     "comments"])
         for r in results:
-            term = r.get("term") or {}
+            term = Result.of(r).standing
             points = {t["grade_id"]: t["points"] for t in r["tests"]}
             points.update(term.get("manual") or {})
             late = term.get("seconds_late") or 0

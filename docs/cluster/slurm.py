@@ -46,7 +46,7 @@ try:
 
         pool_dask.SECURITY = security
         summary = grade(assignment, Path(submissions), cluster=cluster.scheduler_address)
-        print(f"graded {summary['graded']} of {summary['students']} with {summary['workers']} workers; "
-              f"grades: {summary['grades_csv']}")
+        print(f"graded {summary.graded} of {summary.students} with {summary.workers} workers; "
+              f"grades: {summary.grades_csv}")
 finally:
     cluster.close()

@@ -2,6 +2,7 @@
 #   make book       build the book into _build/html (every code cell executed)
 #   make test       run the whole test suite (installs bubblewrap and PostgreSQL as root, with apt-get)
 #   make test-unit  the unit layer only (tests/unit: no process, no sandbox, no book), in seconds
+#   make typecheck  the type checker (mypy) over autograder/; make test runs it, with make lint
 #   make exercises  regenerate exercises/ from solutions/ (nbgrader generate_assignment)
 #   make mathjax    fetch MathJax into _vendor/mathjax (typesets the formulas at build time, in node)
 #   make mathjax2   fetch MathJax 2 for Formgrader's pages (`autograder formgrade` refuses without it)
@@ -20,8 +21,8 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export JUPYTER_CONFIG_PATH := $(abspath autograder)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test lint exercises sandbox browser poppler pdf mathjax mathjax2 node postgresql bench-grading bytecode clean venv \
-        student-repo student-setup-size edition test-unit
+.PHONY: book test lint typecheck exercises sandbox browser poppler pdf mathjax mathjax2 node postgresql bench-grading \
+        bytecode clean venv student-repo student-setup-size edition test-unit
 
 venv: $(STAMP)
 
@@ -127,7 +128,7 @@ bytecode: $(STAMP)
 # A base folder of the run's own for the tests' temporary files: pytest takes away the group and
 # other bits of /tmp/pytest-of-USER whenever any pytest session starts, and the tests that run
 # as a user without root (they enter folders of root's) would lose their way in mid-run.
-test: $(STAMP) bytecode sandbox browser poppler mathjax mathjax2 node postgresql lint
+test: $(STAMP) bytecode sandbox browser poppler mathjax mathjax2 node postgresql lint typecheck
 	$(BIN)/python -m pytest tests -n 2 --dist loadgroup --durations=15 --basetemp="$$(mktemp -d)/pytest"
 
 # The unit layer (CONTRIBUTING.md, "Tests in layers"): pure functions and classes, no process
@@ -139,6 +140,13 @@ test-unit: $(STAMP)
 # columns) over the package, its tests, the book's helpers and extensions, and docs/.
 lint: $(STAMP)
 	$(BIN)/ruff check autograder tests _ext book/helpers docs
+
+# The type checker over the package (pyproject.toml's [tool.mypy]: every function body checked,
+# annotated or not). Its cache (.mypy_cache) makes a run after a small change take a second or so;
+# a first run reads the libraries' types (about 17 s of one core; PyTorch's are skipped, pyproject.toml).
+typecheck: $(STAMP)
+	@t0=$$(date +%s%N); $(BIN)/mypy autograder; rc=$$?; \
+	  echo "typecheck: mypy took $$(( ($$(date +%s%N) - t0) / 1000000 )) ms"; exit $$rc
 
 exercises: $(STAMP) bytecode
 	$(BIN)/python -m autograder release --all

@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .course import ROOT, nbgrader_env
@@ -363,10 +364,11 @@ def main(argv=None) -> int:
     parser.add_argument("--startup", action="store_true",
                         help="only what each start-up function (autograder/startup.py) saves")
     args = parser.parse_args(argv)
-    parts = {"dask": (f"local fork server against a local Dask cluster ({os.cpu_count()} cores)", dask_comparison),
-             "chapters": (f"every chapter's marginal cost ({os.cpu_count()} cores; budget {CHAPTER_BUDGET:g} s per "
-                          "submission)", chapter_costs),
-             "startup": ("what each start-up function saves (autograder/startup.py)", startup_costs)}
+    parts: dict[str, tuple[str, Callable[[Path], object]]] = {
+        "dask": (f"local fork server against a local Dask cluster ({os.cpu_count()} cores)", dask_comparison),
+        "chapters": (f"every chapter's marginal cost ({os.cpu_count()} cores; budget {CHAPTER_BUDGET:g} s per "
+                     "submission)", chapter_costs),
+        "startup": ("what each start-up function saves (autograder/startup.py)", startup_costs)}
     for flag, (title, part) in parts.items():
         if getattr(args, flag):
             tmp = Path(tempfile.mkdtemp(prefix=f"bench-{flag}-"))

@@ -91,7 +91,7 @@ def all_flags(result: dict) -> list[dict]:
     return Result.of(result).all_flags
 
 
-def flag(code: str, **fields) -> Flag:
+def flag(code: str, **fields: object) -> Flag:
     template, visible = _MESSAGES[code]
     return Flag(code, template.format(**fields), visible)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from . import course
 
@@ -171,7 +172,8 @@ def serve(argv: list[str] | None = None) -> None:
     from jupyter_server.serverapp import ServerApp
 
     class FormgradeServer(ServerApp):
-        default_services = SERVICES
+        # jupyter_server's own tuple is typed as exactly its 13 names; this is a shorter one
+        default_services = SERVICES  # type: ignore[assignment]
 
         def init_server_extensions(self) -> None:
             self.jpserver_extensions = {name: False for name in self.jpserver_extensions} | {FORMGRADER: True}
@@ -180,7 +182,8 @@ def serve(argv: list[str] | None = None) -> None:
 
         def init_webapp(self) -> None:
             self.terminals_enabled = False
-            self.contents_manager.get_extra_handlers = lambda: []     # its /files/ handler
+            # no extra handler: the contents manager's /files/ handler (an instance's method, replaced)
+            self.contents_manager.get_extra_handlers = lambda: []  # type: ignore[method-assign]
             # nbgrader's handlers give the login cookie no path (their base_url is "", not "/"):
             # a page opened with ?token= kept the cookie to its own folder, and the page's calls
             # to /formgrader/api/ went to the login page, so no score loaded
@@ -191,8 +194,8 @@ def serve(argv: list[str] | None = None) -> None:
             self.tornado_settings = {**self.tornado_settings, "headers": headers}
             super().init_webapp()
 
-        def initialize(self, argv=None, **kwargs) -> None:
-            super().initialize(argv, **kwargs)
+        def initialize(self, argv: list[str] | None = None, *args: Any, **kwargs: Any) -> None:
+            super().initialize(argv, *args, **kwargs)
             _harden(self)
 
     FormgradeServer.launch_instance(argv)

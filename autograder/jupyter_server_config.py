@@ -6,6 +6,12 @@ variables and handlers, which the server's policy does not allow inline; autogra
 Formgrader's pages (nbconvert's HTMLExporter, configured from the server's configuration) point
 at MathJax."""
 import os
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:      # the type of what traitlets provides
+    from traitlets.config import Config
+
+    get_config: Callable[[], Config]
 
 c = get_config()  # noqa: F821 (provided by traitlets when the server loads this file)
 

@@ -6,6 +6,12 @@ creates (gradebook, submitted/, autograded/, feedback/) goes to one git-ignored
 workspace, grading/ by default or $AUTOGRADER_WORKSPACE.
 """
 import os
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:      # the type of what traitlets provides
+    from traitlets.config import Config
+
+    get_config: Callable[[], Config]
 
 c = get_config()  # noqa: F821 (provided by traitlets when nbgrader loads this file)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,7 @@ def module_forward_backward(cls: Any, init_kwargs: dict, state: dict, inputs: li
     }
 
 
-PROBES = {"module_forward_backward": module_forward_backward}
+PROBES: dict[str, Callable[..., dict]] = {"module_forward_backward": module_forward_backward}
 
 
 def _resident_high_water() -> int | None:
@@ -251,7 +252,7 @@ def peak_memory(fn: Any, *args: Any, **kwargs: Any) -> dict:
     finally:
         if not was_tracing:
             tracemalloc.stop()
-    resident = (resident_peak - resident_start) if resident_peak is not None else 0
+    resident = (resident_peak - resident_start) if resident_peak is not None and resident_start is not None else 0
     return {"output": output, "peak_bytes": int(max(peak - start, resident, 0)),
             "touched_bytes": int(touched or 0), "processes": 0, "measured": True}
 

@@ -53,11 +53,12 @@ def skip_uri_grammars() -> None:
     """Import jsonschema with its format checkers' optional packages shown as absent (and
     `rfc3987_syntax` absent for good). Call before importing nbformat or nbgrader."""
     with _LOCK:
-        sys.modules.setdefault("rfc3987_syntax", None)
-        if "jsonschema" in sys.modules:
+        modules: dict = sys.modules                 # None: a module the import system treats as absent
+        modules.setdefault("rfc3987_syntax", None)
+        if "jsonschema" in modules:
             return
-        absent = [name for name in _FORMAT_CHECKER_PACKAGES if name not in sys.modules]
-        sys.modules.update(dict.fromkeys(absent))
+        absent = [name for name in _FORMAT_CHECKER_PACKAGES if name not in modules]
+        modules.update(dict.fromkeys(absent))
         try:
             import jsonschema  # noqa: F401
         except ImportError:
@@ -69,7 +70,7 @@ def skip_uri_grammars() -> None:
 
 
 # ------------------------------------------------------------------ nbformat's validator
-_VALIDATOR = {"ready": False, "folder": Path(__file__).parent / "__pycache__"}
+_VALIDATOR: dict = {"ready": False, "folder": Path(__file__).parent / "__pycache__"}
 
 
 def fast_nbformat():
@@ -178,8 +179,9 @@ def defer_nbgrader_init() -> None:
         if "nbgrader" in sys.modules:
             return
         spec = importlib.util.find_spec("nbgrader")
-        if spec is None or not spec.submodule_search_locations:
+        if spec is None or spec.loader is None or not spec.submodule_search_locations:
             return
+        loader = spec.loader
         package = importlib.util.module_from_spec(spec)
         folder = Path(spec.submodule_search_locations[0])
 
@@ -188,13 +190,13 @@ def defer_nbgrader_init() -> None:
             if (folder / f"{name}.py").is_file() or (folder / name / "__init__.py").is_file():
                 raise AttributeError(name)
             if package.__dict__.pop("__getattr__", None) is not None:
-                spec.loader.exec_module(package)
+                loader.exec_module(package)
             try:
                 return package.__dict__[name]
             except KeyError:
                 raise AttributeError(f"module 'nbgrader' has no attribute {name!r}") from None
 
-        package.__getattr__ = __getattr__
+        setattr(package, "__getattr__", __getattr__)
         sys.modules["nbgrader"] = package
 
 
@@ -207,7 +209,10 @@ def alembic_head() -> str:
 
     config = Config()
     config.set_main_option("script_location", ALEMBIC_DIR)
-    return ScriptDirectory.from_config(config).get_current_head()
+    head = ScriptDirectory.from_config(config).get_current_head()
+    if head is None:
+        raise RuntimeError(f"nbgrader's gradebook migrations in {ALEMBIC_DIR} have no head")
+    return head
 
 
 def fast_nbgrader():

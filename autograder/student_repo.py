@@ -49,7 +49,7 @@ def pins(requirements: Path) -> dict[str, str]:
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    out = {}
+    out: dict[str, str] = {}
     for line in requirements.read_text(encoding="utf-8").splitlines():
         line = line.split("#")[0].strip()
         if line and not line.startswith("-"):
@@ -65,8 +65,8 @@ def closure(roots: tuple[str, ...]) -> set[str]:
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    seen: set[tuple[str, frozenset]] = set()
-    todo = [(name, frozenset()) for name in roots]
+    seen: set[tuple[str, frozenset[str]]] = set()
+    todo: list[tuple[str, frozenset[str]]] = [(name, frozenset()) for name in roots]
     while todo:
         name, extras = todo.pop()
         key = canonicalize_name(name)

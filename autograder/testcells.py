@@ -92,7 +92,7 @@ _HINTED = ("expect_array", "expect_close")
 
 def _constant_strings(tree) -> dict[str, str]:
     """The cell's top-level names bound to a string constant (a hint kept in a variable)."""
-    found = {}
+    found: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             found.update((t.id, node.value.value) for t in node.targets if isinstance(t, ast.Name))

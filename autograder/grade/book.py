@@ -10,6 +10,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -36,9 +37,11 @@ class Gradebook:
         self._where = (assignment, source.path.stem)
         # a batch's second starts with its first student, not when the gradebook opened (then
         # the first result was written alone, while the workers grade: 25-45 ms of CPU they lack)
-        self._queued, self._last = False, None
+        self._queued = False
+        self._last: float | None = None
         self._lock = threading.Lock()
-        self._gb = self._opened = None
+        self._gb: Any = None                # nbgrader's Gradebook, once opened (in this thread)
+        self._opened: Any = None            # the context it was opened in
         self._closed = False
         self._standings = standings         # standings(gb, students) -> (lateness, standing), in this thread
         self._settled: deque[Settled] = deque()
@@ -81,10 +84,9 @@ class Gradebook:
         """Queue a student's scores; the thread writes what has queued up in one transaction."""
         with self._lock:
             self._pending.append((result, fresh))
-            if self._last is None:
-                self._last = time.monotonic()
+            first = self._last = time.monotonic() if self._last is None else self._last
             due = not self._queued and (len(self._pending) >= self.BATCH_SIZE
-                                        or time.monotonic() - self._last >= self.BATCH_SECONDS)
+                                        or time.monotonic() - first >= self.BATCH_SECONDS)
             self._queued |= due
         if due:
             self.later(self._drain)

@@ -54,7 +54,7 @@ def stop() -> None:
 
     server = getattr(forkserver, "_forkserver", None)
     pid = getattr(server, "_forkserver_pid", None)
-    if pid is None or not hasattr(server, "_stop"):
+    if server is None or pid is None or not hasattr(server, "_stop"):
         return
     try:
         os.kill(pid, signal.SIGKILL)

@@ -14,6 +14,7 @@ The rules (the README's "Grading again"):
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from ..flags import Flag, all_flags
@@ -49,25 +50,27 @@ class Plan:
     earlier: dict[str, str | None] = field(default_factory=dict)  # digest graded before, per student
 
 
-def plan(seen: list[Seen], key: str, *, regrade: bool = False, students=(), flagged: bool = False) -> Plan:
+def plan(seen: list[Seen], key: str, *, regrade: bool = False, students: Collection[str] = (),
+         flagged: bool = False) -> Plan:
     """Who is graded, reused, frozen or left ungraded in this run (the module's rules)."""
     partial = bool(students) or flagged
     out = Plan()
     for s in seen:
-        if s.old is not None:
-            out.earlier[s.student] = s.old.get("digest")
-        chosen = s.student in students or (flagged and s.old is not None and bool(all_flags(s.old)))
+        old = s.old
+        if old is not None:
+            out.earlier[s.student] = old.get("digest")
+        chosen = s.student in students or (flagged and old is not None and bool(all_flags(old)))
         if partial and not chosen:
-            if s.same:
-                out.reused[s.student] = s.old
-            elif s.old is not None:
-                out.frozen[s.student] = s.old
-            else:
+            if old is None:
                 out.ungraded.append(s.student)
-        elif not (regrade or partial) and s.same and s.old.get("key") == key:
-            out.reused[s.student] = s.old
-        elif s.old is not None and s.old.get("accepted") and not s.same and not s.newer:
-            out.frozen[s.student] = s.old
+            elif s.same:
+                out.reused[s.student] = old
+            else:
+                out.frozen[s.student] = old
+        elif old is not None and not (regrade or partial) and s.same and old.get("key") == key:
+            out.reused[s.student] = old
+        elif old is not None and old.get("accepted") and not s.same and not s.newer:
+            out.frozen[s.student] = old
             out.kept_accepted.append(s.student)
         else:
             out.grade.append(s)

@@ -12,9 +12,12 @@ None, salt); a result is the plain dict `submission.grade_submission` returns, o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from ..sandbox.host import Limits
+
+if TYPE_CHECKING:
+    from .task import Task
 
 
 class Pool(Protocol):
@@ -23,7 +26,7 @@ class Pool(Protocol):
     def trim(self, needed: int) -> None:
         """No more workers than submissions to grade."""
 
-    def run(self, tasks: list[tuple], on_result: Callable[[dict], None]) -> None:
+    def run(self, tasks: list[Task], on_result: Callable[[dict], None]) -> None:
         """Grade every task; `on_result` is called in this thread, once per task."""
 
     def release(self) -> None:

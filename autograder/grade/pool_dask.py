@@ -27,6 +27,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import course
 from ..flags import flag
@@ -34,6 +35,9 @@ from ..sandbox.host import Limits
 from ..versions import course_version
 from . import abandoned
 from .phases import Phases
+
+if TYPE_CHECKING:   # the class is made only where tasks are (task.py)
+    from .task import Task
 
 
 LOST_SECONDS = 20.0          # the scheduler unreachable this long: the run stops
@@ -162,7 +166,7 @@ class DaskPool:
     def trim(self, needed: int) -> None:
         """Dask places the tasks; nothing to stop."""
 
-    def _submit(self, tasks: list[tuple]) -> dict:
+    def _submit(self, tasks: list[Task]) -> dict:
         """{future: task}, the tasks sent to the scheduler in one message."""
         from .remote import grade
 
@@ -172,7 +176,7 @@ class DaskPool:
                                   workers=sorted(self.able), allow_other_workers=True)
         return dict(zip(futures, tasks))
 
-    def run(self, tasks: list[tuple], on_result) -> None:
+    def run(self, tasks: list[Task], on_result) -> None:
         from concurrent.futures import CancelledError
 
         from distributed import wait
@@ -246,11 +250,11 @@ class _Run:
     down (`lost`): each of those is graded again after the rest, alone on the cluster, and
     lost a second time, it is that student's flagged 0."""
 
-    def __init__(self, pool: DaskPool, tasks: list[tuple], on_result):
+    def __init__(self, pool: DaskPool, tasks: list[Task], on_result):
         self.pool, self.on_result = pool, on_result
         self.waiting = list(tasks)      # not sent yet
         self.futures: dict = {}         # sent: future -> task
-        self.suspects: list[tuple] = []
+        self.suspects: list[Task] = []
         self.alone: set[str] = set()
         self.unseen: set = set()        # keys no worker held at the last survey
         self.stuck: dict[str, int] = {}
@@ -318,14 +322,14 @@ class _Run:
         else:
             self.abandon(task, f"{type(exc).__name__} on the Dask worker")
 
-    def lost(self, task: tuple) -> None:
+    def lost(self, task: Task) -> None:
         if task.student not in self.alone:
             self.suspects.append(task)
         else:
             self.abandon(task, "grading it took down every Dask worker it ran on (Dask's allowed-failures), "
                                "twice, the second time alone on the cluster")
 
-    def abandon(self, task: tuple, detail: str) -> None:
+    def abandon(self, task: Task, detail: str) -> None:
         problem = flag("internal", detail=detail)
         self.on_result(abandoned(task, problem))
 

@@ -10,12 +10,16 @@ import threading
 import time
 from multiprocessing.connection import wait
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import course
 from ..flags import flag
 from ..sandbox.host import Limits, remove_stale_cgroups
 from . import abandoned, forkserver
 from .phases import Phases
+
+if TYPE_CHECKING:   # the class is made only where tasks are (task.py)
+    from .task import Task
 
 
 def _worker_entry(*args) -> None:
@@ -40,16 +44,16 @@ class _Worker:
         self.proc.start()
         theirs.close()
         self.ready = self.released = False
-        self.task: tuple | None = None
-        self.queued: tuple | None = None
+        self.task: Task | None = None
+        self.queued: Task | None = None
         self.started = 0.0
         self.room = _send_room(self.conn)
 
-    def give(self, task: tuple) -> None:
+    def give(self, task: Task) -> None:
         self.task, self.started = task, time.monotonic()
         self.conn.send(task)
 
-    def give_ahead(self, task: tuple) -> bool:
+    def give_ahead(self, task: Task) -> bool:
         """Send the next submission while this one is graded, if it fits in the connection's
         buffer (a send that had to wait for the worker would hold up every other worker)."""
         if self.task is None or self.queued is not None or len(task.data or b"") > self.room:
@@ -158,7 +162,7 @@ class LocalPool:
         worker.stop(kill=True)
         self.workers[self.workers.index(worker)] = self._spawn()
 
-    def run(self, tasks: list[tuple], on_result) -> None:
+    def run(self, tasks: list[Task], on_result) -> None:
         self.started()
         queue = list(tasks)
 

@@ -67,7 +67,7 @@ def report(versions: dict[str, str]) -> dict:
             differs.append(assignment)
     try:
         import torch
-        torch_version = torch.__version__
+        torch_version = str(torch.__version__)
     except ImportError:
         torch_version = "none"
     return {"host": host(), "sandbox": sandbox_problem(), "differs": differs, "torch": torch_version,
@@ -166,7 +166,7 @@ def grade(assignment: str, version: str, limits, task) -> dict:
                 watch.cancel()
         except Refused as exc:
             raise Refused(str(exc), _address()) from None
-        if not overdue.is_set():
+        if not overdue.is_set() and result is not None:     # None only when overdue
             return result
         _drop()                   # the next task starts a fresh sandbox
     return abandoned(task, flag("unresponsive", seconds=_grace(limits)))

@@ -138,8 +138,11 @@ def _copying(ws, source, assignment: str, notebook_name: str, submitted: dict, a
     tests = {t.grade_id for t in source.tests}
     release = course.ROOT / "exercises" / assignment / f"{notebook_name}.ipynb"
     released = notebook_code(release, ids)
-    solutions = {nbgrader_meta(c).get("grade_id"): c.source for c in source.nb.cells
-                 if nbgrader_meta(c).get("grade_id") in ids}
+    solutions: dict[str, str] = {}
+    for cell in source.nb.cells:
+        gid = nbgrader_meta(cell).get("grade_id")
+        if isinstance(gid, str) and gid in ids:
+            solutions[gid] = cell.source
     templates = {gid: released.get(gid) or stub(code) for gid, code in solutions.items()}
     answers = {student: code_of(autograded[student], ids, tests, released.values()) if student in autograded
                else notebook_code(ws.autograded_notebook(workspace_name(student), notebook_name), ids, tests,

@@ -149,7 +149,7 @@ def grade_submission(source: SourceNotebook, student: str, assignment: str,
     flags: list[Flag] = []
     if problem is None and data is None:
         problem = flag("no-notebook")
-    if problem is None:
+    if problem is None and data is not None:
         try:
             nb = parse_notebook(data, notebook_name or "notebook")
         except NotebookError as exc:

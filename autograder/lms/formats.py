@@ -37,6 +37,12 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from .roster import Roster
 
 CANVAS_FILE = re.compile(r"^(?P<name>.*?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<original>.+)$")
 # a text entry or a link submitted instead of a file: Canvas writes a page, with no attachment id
@@ -164,7 +170,7 @@ WHO_COLUMNS = ("Identifier", "id", "student", "student_id", "SIS User ID", "ID",
 MOODLE_TIME_FORMATS = ("%A, %d %B %Y, %I:%M %p", "%A, %d %B %Y, %H:%M", "%d %B %Y, %I:%M %p", "%d/%m/%Y, %H:%M")
 
 
-def parse_lms_time(text: str):
+def parse_lms_time(text: str) -> datetime | None:
     """A submission time as an LMS writes it: ISO 8601, or Moodle's "Friday, 14 March 2025,
     10:00 PM" (English); without a zone, the term's. None for "-" or an empty cell."""
     from datetime import datetime, timezone
@@ -174,6 +180,7 @@ def parse_lms_time(text: str):
     value = " ".join(str(text).split())
     if value in ("", "-"):
         return None
+    when: datetime | None
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -191,7 +198,7 @@ def parse_lms_time(text: str):
     return when.astimezone(timezone.utc)
 
 
-def read_times(path: Path, roster) -> dict:
+def read_times(path: Path, roster: Roster | None) -> dict[str, datetime]:
     """{student id: submission time} from a file of submission times: Moodle's grading
     worksheet as downloaded ("Identifier", "Last modified (submission)"), or any CSV with a
     column naming the student (id, SIS User ID, Canvas's ID, lms_id, Identifier, e-mail) and one

@@ -59,7 +59,7 @@ def _split(name: str) -> tuple[str, str]:
     return first, last
 
 
-class Roster(dict):
+class Roster(dict[str, Student]):
     """{student id: Student}, in the file's order."""
 
     path: Path | None = None

@@ -27,13 +27,18 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import CourseError
 from ..flags import Flag, flag
 from .formats import RESUBMITTED
 from .times import TIME_CANVAS, is_regular, same_times, submission_time
 from .unzip import Unpacked, shown, unpack_zip
+
+if TYPE_CHECKING:
+    from .roster import Roster
 
 SAFE_NAME = re.compile(r"^[^./\x00-\x1f\x7f][^/\x00-\x1f\x7f]{0,127}$")
 
@@ -80,7 +85,8 @@ def student_id(name: str) -> str:
 def _pick(student: str, folder: Path, assignment: str) -> Submission:
     """The notebook to grade in a student's folder: regular files only, found without
     following symlinks (a link to solutions/ or to a classmate's notebook is not theirs)."""
-    notebooks, refused = [], []
+    notebooks: list[Path] = []
+    refused: list[Path] = []
     for root, dirs, files in os.walk(folder, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d != ".ipynb_checkpoints" and not d.startswith("."))
         for name in sorted(files + [d for d in os.listdir(root) if d.endswith(".ipynb")
@@ -118,7 +124,7 @@ def _pick_among(student: str, files: list[Path], assignment: str) -> Submission:
     return Submission(student, None, flag("several-notebooks", count=len(regular), assignment=assignment))
 
 
-class Collected(list):
+class Collected(list[Submission]):
     """The class's submissions (a list, sorted by student id), with what the instructor
     should read about them: the layout recognised, entries that match no student, and
     warnings (`notes`), each one line."""
@@ -128,12 +134,12 @@ class Collected(list):
     unmatched: list[str]
     same_times: str | None = None    # the note that the zip's entry times were dropped (in notes)
 
-    def __init__(self, subs=(), layout: str = "folders"):
+    def __init__(self, subs: Iterable[Submission] = (), layout: str = "folders") -> None:
         super().__init__(subs)
         self.layout, self.notes, self.unmatched = layout, [], []
 
 
-def collect(path: Path, assignment: str, scratch: Path | None = None, roster=None) -> Collected:
+def collect(path: Path, assignment: str, scratch: Path | None = None, roster: Roster | None = None) -> Collected:
     """Every student's submission under `path` (a folder or a .zip), sorted by student id.
     Whatever one student's folder holds, it becomes that student's result: never an error
     for the class. A Canvas or Moodle download is recognised by its names (lms.py) and

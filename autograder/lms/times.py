@@ -10,9 +10,15 @@ import struct
 import time
 import zipfile
 from datetime import datetime, timezone
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from ..flags import Flag, flag
+
+if TYPE_CHECKING:
+    from ..term.deadlines import LatePolicy
+    from .roster import Roster, Student
 
 
 TIME_TXT, TIME_ZIP, TIME_MTIME = "timestamp.txt", "zip entry", "file mtime"
@@ -22,6 +28,39 @@ TIME_CANVAS = "Canvas (LATE marker)"
 
 
 TIME_SAME = "none (the zip's times are all the same)"
+
+
+class Timed(Protocol):
+    """A submission as this module reads and sets it (lms.submissions.Submission, which imports
+    this module)."""
+
+    student: str
+    notebook: Path | None
+    submitted_at: datetime | None
+    time_source: str | None
+    time_problem: Flag | None
+    lms_late: bool | None
+
+
+class TimedAll(Protocol):
+    """The class's submissions (lms.submissions.Collected) with the notes of their download."""
+
+    same_times: str | None
+    notes: list[str]
+
+    def __iter__(self) -> Iterator[Timed]: ...
+
+
+class Dated(Protocol):
+    """What `lms_times` reads of the run's terms (term.settings.Terms, a layer above)."""
+
+    due: datetime | None
+    policy: LatePolicy
+    roster: Roster | None
+    times: Path | None
+    late_marker_hours: float
+
+    def entry(self, student: str) -> Student | None: ...
 
 
 SAME_TIMES_SECONDS = 2
@@ -44,7 +83,7 @@ def zip_entry_time(info: zipfile.ZipInfo) -> float | None:
     try:
         if deadlines.zone() is not None:          # the term's time zone, where term.toml gives one
             return datetime(*info.date_time, tzinfo=deadlines.zone()).timestamp()
-        return time.mktime(tuple(info.date_time) + (0, 0, -1))
+        return time.mktime((*info.date_time, 0, 0, -1))
     except (OverflowError, ValueError):
         return None
 
@@ -75,7 +114,7 @@ def timestamp_txt(folders: list[Path]) -> tuple[datetime | None, Flag | None]:
 TOLERANCE_SECONDS = 60
 
 
-def submission_time(sub, folder: Path | None, from_zip: bool) -> None:
+def submission_time(sub: Timed, folder: Path | None, from_zip: bool) -> None:
     """Set when `sub` was submitted, and from what (see the module's docstring).
 
     In a zip, what a student uploaded sits beside what the LMS wrote: a timestamp.txt of
@@ -104,13 +143,14 @@ def submission_time(sub, folder: Path | None, from_zip: bool) -> None:
         sub.submitted_at, sub.time_source = file_time, TIME_ZIP if from_zip else TIME_MTIME
 
 
-def same_times(found, origin: str) -> None:
+def same_times(found: TimedAll, origin: str) -> None:
     """Entry times that are all the same are when the zip was made, not when anyone
     submitted: they are dropped, and the run says so."""
     timed = [s for s in found if s.time_source == TIME_ZIP and s.submitted_at is not None]
-    if len(timed) < 2:
+    times = [s.submitted_at for s in timed if s.submitted_at is not None]    # the same, as datetimes
+    if len(times) < 2:
         return
-    first, last = min(s.submitted_at for s in timed), max(s.submitted_at for s in timed)
+    first, last = min(times), max(times)
     if (last - first).total_seconds() <= SAME_TIMES_SECONDS:
         from ..term.deadlines import human
 
@@ -129,7 +169,7 @@ def is_regular(path: Path) -> bool:
         return False
 
 
-def lms_times(subs, terms) -> list[str]:
+def lms_times(subs: Sequence[Timed], terms: Dated) -> list[str]:
     """Submission times from the LMS's file of them (term.toml's times, --times), where given;
     else Canvas's LATE marker as a submission time the gradebook can hold: the due date (with
     the student's extension) plus `late_marker_hours`, so that nbgrader's lateness is that

@@ -10,10 +10,15 @@ deadline that applied and any late penalty.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .. import course
 from ..flags import all_flags, messages
 from ..records import Result
+
+if TYPE_CHECKING:
+    from .similarity import Group
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -197,7 +202,7 @@ def _unmatched_section(results: list[dict], unmatched: list[str]) -> str:
 PAIRS_SHOWN = 60          # per group of possible copying: its members are all listed above the pairs
 
 
-def _copying_section(groups, names: dict) -> str:
+def _copying_section(groups: Sequence[Group], names: dict) -> str:
     """Groups of students to look at (similarity.py): identical files, near-identical graded
     functions."""
     from .similarity import IDENTICAL
@@ -228,9 +233,10 @@ def _copying_section(groups, names: dict) -> str:
             + intro + "".join(parts))
 
 
-def instructor_report(assignment: str, results: list[dict], missing: list[str] = (),
-                      ungraded: list[str] = (), deadline: str = "", copying=(), names: dict | None = None,
-                      unmatched: list[str] = ()) -> str:
+def instructor_report(assignment: str, results: list[dict], missing: Sequence[str] = (),
+                      ungraded: Sequence[str] = (), deadline: str = "", copying: Sequence[Group] = (),
+                      names: dict | None = None,
+                      unmatched: Sequence[str] = ()) -> str:
     """The class's report: `results` are the graded submissions; `missing` the rostered students
     who submitted nothing, `ungraded` those a partial regrade did not reach; `copying` the
     groups similarity.py found; `names` {student id: name} (roster or LMS); `unmatched` the

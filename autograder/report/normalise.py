@@ -221,13 +221,15 @@ class Student:
                 if isinstance(node, DEFS):
                     self.defs.setdefault(node.name, []).append((key, i))
                 elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                    for target in getattr(node, "targets", None) or [node.target]:
+                    for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                         self.variables.update(_target_names(target) or [])
 
     def _pruned(self, where: tuple[str, int], pruner: Pruner):
         """A fresh copy of a definition (parsed again: faster than copying the tree), pruned."""
         key, i = where
-        return pruner.definition(parse(self.texts[key]).body[i])
+        tree = parse(self.texts[key])
+        assert tree is not None                     # it parsed when it was stored
+        return pruner.definition(tree.body[i])
 
     def unit(self, name: str, graded: set[str], pruner: Pruner) -> list[str] | None:
         """The normalised tokens of graded function `name`, with the helpers it calls; None if
@@ -240,7 +242,9 @@ class Student:
                 break
         if chosen is None:
             return None
-        units, helpers, nodes = [chosen], {}, []
+        units: list = [chosen]
+        helpers: dict = {}
+        nodes: list = []
         while len(nodes) < len(units):                # the student's helpers it reaches, in order
             nodes.append(_in_order(units[len(nodes)]))
             for n in nodes[-1]:

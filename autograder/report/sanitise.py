@@ -82,7 +82,8 @@ def notebook(nb: dict, source_nb) -> dict:
     student wrote left as markup; `source_nb` is the instructor's notebook."""
     from ..notebook import nbgrader_meta
 
-    theirs, trusted_markdown = {}, set()
+    theirs: dict[str, tuple[object, dict]] = {}
+    trusted_markdown: set[str] = set()
     for cell in source_nb["cells"]:
         meta = nbgrader_meta(cell)
         if meta.get("grade_id"):
@@ -95,14 +96,15 @@ def notebook(nb: dict, source_nb) -> dict:
         if not isinstance(cell, dict):
             continue
         kind, text = cell.get("cell_type"), _text(cell.get("source"))
-        gid = nbgrader_meta(cell).get("grade_id")
+        gid: str | None = nbgrader_meta(cell).get("grade_id")    # a string or None
         metadata = {}
-        if gid in theirs and gid not in seen and theirs[gid][0] == kind:
+        if gid is not None and gid in theirs and gid not in seen and theirs[gid][0] == kind:
             seen.add(gid)
             metadata["nbgrader"] = dict(theirs[gid][1])
         cell_id = cell.get("id")
-        out = {"id": cell_id if isinstance(cell_id, str) and _CELL_ID.match(cell_id) else f"cell-{i}",
-               "metadata": metadata}
+        out: dict[str, object] = {
+            "id": cell_id if isinstance(cell_id, str) and _CELL_ID.match(cell_id) else f"cell-{i}",
+            "metadata": metadata}
         if kind == "code":
             outputs = [o for o in cell.get("outputs", []) if isinstance(o, dict) and o.get("ename") == "TestFailure"]
             out.update(cell_type="code", source=text, outputs=[_failure(o) for o in outputs], execution_count=None)

@@ -360,7 +360,7 @@ def standings(gb: Gradebook, assignment: str, students=None) -> dict[str, dict]:
     from nbgrader.api import SubmittedAssignment, SubmittedNotebook
     from sqlalchemy.orm import selectinload, undefer
 
-    out = {}
+    out: dict = {}
     found, names = _cell_names(gb, assignment)
     if found is None:
         return out

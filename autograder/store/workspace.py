@@ -27,14 +27,19 @@ import io
 import json
 import os
 import secrets
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import course
 from . import spreadsheet
 from ..flags import messages
 from ..records import Result
+
+if TYPE_CHECKING:
+    from ..sandbox.host import Limits
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -67,7 +72,7 @@ GRADEBOOK = "gradebook.db"          # the default gradebook's file in a workspac
 
 
 class Workspace:
-    def __init__(self, root: Path, assignment: str):
+    def __init__(self, root: Path, assignment: str) -> None:
         self.root, self.assignment = Path(root).resolve(), assignment
         self.root.mkdir(parents=True, exist_ok=True)
         self.results = self.root / "results" / assignment
@@ -75,7 +80,7 @@ class Workspace:
 
     # ------------------------------------------------------------------ the run
     @contextmanager
-    def lock(self):
+    def lock(self) -> Iterator[None]:
         """One grading run per workspace at a time; released however the run ends."""
         with open(self.root / ".grading.lock", "w") as lock:
             try:
@@ -85,7 +90,7 @@ class Workspace:
             yield
 
     @contextmanager
-    def scratch(self):
+    def scratch(self) -> Iterator[Path]:
         """A folder for this run's unpacked zip, removed when the run ends (however it ends)."""
         import shutil
         import tempfile
@@ -98,7 +103,7 @@ class Workspace:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def stored_results(self):
+    def stored_results(self) -> Iterator[tuple[str, dict]]:
         """(student id, result) for every result stored for this assignment."""
         if not self.results.is_dir():
             return
@@ -138,7 +143,7 @@ class Workspace:
 
     # ------------------------------------------------------------------ resume
     @staticmethod
-    def resume_key(source_path: Path, limits, secret: str) -> str:
+    def resume_key(source_path: Path, limits: Limits, secret: str) -> str:
         """What decides a grade besides the submission itself: the instructor's notebook (tests,
         points), the grader's code, the limits and the secret. A result is reused only while
         all of these are unchanged."""
@@ -210,10 +215,10 @@ class Workspace:
         write_atomic(path, out.getvalue())
         return path
 
-    def write_export(self, name: str, text: str, to: Path | None = None) -> Path:
+    def write_export(self, name: str, data: bytes | str, to: Path | None = None) -> Path:
         """An export for an LMS: reports/A/NAME, or `to`."""
         path = Path(to) if to else self.reports / name
-        write_atomic(path, text)
+        write_atomic(path, data)
         return path
 
     def write_report(self, page: str) -> Path:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 
 from ..errors import CourseError
 
@@ -31,7 +31,7 @@ POLICIES = ("none", "zero", "per-hour", "per-day")
 _UNIT_SECONDS = {"per-hour": 3600, "per-day": 86400}
 
 
-_ZONE = None        # the term's time zone (term.toml's timezone): naive times and what people read
+_ZONE: tzinfo | None = None        # the term's time zone (term.toml's timezone): naive times and what people read
 
 
 def set_zone(name: str | None, what: str = "timezone") -> None:
@@ -50,7 +50,7 @@ def set_zone(name: str | None, what: str = "timezone") -> None:
                           "(e.g. Europe/Berlin, America/Toronto, UTC)") from None
 
 
-def zone():
+def zone() -> tzinfo | None:
     """The term's time zone, or None."""
     return _ZONE
 

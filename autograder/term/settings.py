@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import CourseError
 from .deadlines import LatePolicy, parse_when
-from ..lms.roster import Roster, read_roster
+from ..lms.roster import Roster, Student, read_roster
 
 FILE = "term.toml"
 TOP_KEYS = {"roster", "late_policy", "late_floor", "db", "timezone", "late_marker_hours",
@@ -47,7 +47,7 @@ class Terms:
         """These terms for an assignment worth `max_score` points (penalties are in points)."""
         return replace(self, policy=replace(self.policy, max_score=float(max_score)))
 
-    def entry(self, student: str):
+    def entry(self, student: str) -> Student | None:
         """The student's roster entry; None without a roster or when the student is not on it."""
         return self.roster.get(student) if self.roster is not None else None
 
@@ -112,12 +112,15 @@ def resolve(workspace: Path, assignment: str, *, due: str | None = None,
     when = parse_when(str(due_text), "--due" if due is not None else f"{path}: [{assignment}] due") \
         if due_text is not None else None
 
+    policy_text: str | None
     if late_policy is not None:
         policy_text, floor = late_policy, late_floor
         policy_origin = "--late-policy"
     else:
         policy_origin = FILE if ("late_policy" in own or "late_policy" in data) else "the default"
         policy_text = own.get("late_policy", data.get("late_policy"))
+        if policy_text is not None and not isinstance(policy_text, str):
+            raise CourseError(f"{path}: late_policy must be text, such as \"per-day:10\" (not {policy_text!r})")
         floor = late_floor if late_floor is not None else \
             (own.get("late_floor", data.get("late_floor")) if "late_policy" not in own else own.get("late_floor"))
     policy = LatePolicy.parse(policy_text, floor)

@@ -358,6 +358,8 @@ def test_bad_term_options_are_one_clear_line(tmp_path, options, message):
     ("dew = 1\n", "unknown setting 'dew'"),
     (f"[{A}]\ndue = \"soon\"\n", f"[{A}] due 'soon' is not an ISO date and time"),
     (f"[{A}]\nlate = \"zero\"\n", f"unknown setting 'late' for [{A}]"),
+    ("late_policy = 10\n", 'term.toml: late_policy must be text, such as "per-day:10" (not 10)'),
+    (f"[{A}]\nlate_policy = [\"zero\"]\n", "late_policy must be text, such as \"per-day:10\" (not ['zero'])"),
 ])
 def test_a_bad_term_file_is_one_clear_line(tmp_path, content, message):
     (tmp_path / "subs" / "x").mkdir(parents=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from . import course
 from .notebook import (SourceNotebook, assignment_ids, cells_to_run, load_source, nbgrader_meta,
                        parse_notebook, read_notebook, read_submission, source_imports)
-from .testcells import TestResult, compile_cell, run_test_cells
+from .grade.testcells import TestResult, compile_cell, run_test_cells
 
 
 def check_notebook(source_path: str | Path | SourceNotebook, submission_path: str | Path | None = None,

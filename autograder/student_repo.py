@@ -29,8 +29,8 @@ from . import course
 # check's zygote template warms up, as grading's does), and the command line.
 CHECKER = ("__init__.py", "__main__.py", "cli/__init__.py", "check.py", "course.py", "errors.py", "flags.py",
            "jsontext.py", "modified.py", "notebook.py", "probes.py", "report/__init__.py", "report/review.py",
-           "startup.py", "testcells.py", "testing.py", "versions.py",
-           "grade/__init__.py", "grade/submission.py", "grade/worker.py",
+           "startup.py", "testing.py", "versions.py",
+           "grade/__init__.py", "grade/submission.py", "grade/testcells.py", "grade/worker.py",
            "sandbox/__init__.py", "sandbox/bwrap.py", "sandbox/cgroups.py", "sandbox/child.py", "sandbox/confine.py",
            "sandbox/errors.py", "sandbox/host.py", "sandbox/meter.py", "sandbox/protocol.py", "sandbox/processes.py",
            "sandbox/server.py", "sandbox/session.py", "sandbox/template.py")

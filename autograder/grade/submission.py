@@ -18,7 +18,7 @@ from ..notebook import (NotebookError, SourceNotebook, assignment_ids, cells_to_
 from ..sandbox.protocol import Opaque, ReturnedSubclass
 from ..report.review import review
 from ..sandbox.errors import StudentError, SubmissionBroken
-from ..testcells import TestResult, compile_cell, run_test_cells
+from .testcells import TestResult, compile_cell, run_test_cells
 from ..sandbox.host import Sandbox
 
 class RemoteFunction:

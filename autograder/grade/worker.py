@@ -16,7 +16,7 @@ from ..notebook import load_source, source_imports
 from ..sandbox.host import Limits, Sandbox, SandboxUnavailable
 from ..sandbox.server import import_modules
 from ..sandbox.template import Template
-from ..testcells import _transformer
+from .testcells import _transformer
 from .submission import compile_tests, grade_submission
 
 

@@ -1,6 +1,6 @@
 """What a sandbox's session raises to its caller: the student's code raised (StudentError), or
 the sandbox itself can answer no more (SubmissionBroken). The sandbox's own, so that it
-imports nothing from the layers above it (testcells.py, which runs test cells against a
+imports nothing from the layers above it (grade/testcells.py, which runs test cells against a
 session, reads them from here)."""
 
 

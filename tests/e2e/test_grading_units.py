@@ -328,7 +328,7 @@ def test_a_worker_compiles_every_cell_grading_runs_before_its_first_submission()
 
     from autograder.grade.submission import compile_tests, grade_submission
     from autograder.sandbox.host import Limits, Sandbox
-    from autograder.testcells import compile_cell
+    from autograder.grade.testcells import compile_cell
 
     path, source, root = _similarity()
     blank = open(os.path.join(root, "exercises", "02_similarity", "02_similarity.ipynb"), "rb").read()
@@ -355,7 +355,7 @@ def test_a_write_into_an_array_inside_an_argument_is_caught(tmp_path):
     calls it; only top-level array arguments were compared before."""
     import nbformat
 
-    from autograder.testcells import AFTER_HIDDEN
+    from autograder.grade.testcells import AFTER_HIDDEN
     from tests.conftest import read_results, run_grade, source_path
 
     chapter = "10_transformer_block"

@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 from autograder.grade import student_salt
-from autograder.testcells import AFTER_HIDDEN
+from autograder.grade.testcells import AFTER_HIDDEN
 from tests.conftest import SANDBOX, read_results, run_grade, source_path, student_folder
 
 pytestmark = [pytest.mark.xdist_group("leaks")]

@@ -109,7 +109,7 @@ LAYERS = [
     ("notebooks, the course's places, the sandbox", {"autograder.notebook", "autograder.startup", "autograder.course",
                                                      "autograder.sandbox"}),
     ("test cells, dates, reading code, the course's builds",
-     {"autograder.testing", "autograder.modified", "autograder.testcells", "autograder.term.deadlines", "autograder.report.review",
+     {"autograder.testing", "autograder.modified", "autograder.term.deadlines", "autograder.report.review",
       "autograder.report.similarity",
       "autograder.report.normalise", "autograder.report.sanitise", "autograder.authoring", "autograder.edition",
       "autograder.student_repo", "autograder.bench"}),

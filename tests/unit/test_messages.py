@@ -64,7 +64,7 @@ def test_a_shape_hint_is_shown_for_a_wrong_shape_only():
 
 
 RAISES_ON = '''
-from autograder.testcells import StudentError as _StudentError
+from autograder.grade.testcells import StudentError as _StudentError
 _right = multi_head_attention
 def multi_head_attention(x_q, x_kv, W_q, W_k, W_v, W_o, num_heads, mask=None):
     if {condition}:
@@ -185,7 +185,7 @@ def test_after_a_hidden_input_every_failure_reads_the_same():
     """Once the student's code has received a hidden input, a failed test's line depends on
     nothing the code chose: not the check that failed, the mistake matched, the exception's
     type, a time limit, a broken submission (issue 37, item 3)."""
-    from autograder.testcells import AFTER_HIDDEN, StudentError, SubmissionBroken, describe_failure
+    from autograder.grade.testcells import AFTER_HIDDEN, StudentError, SubmissionBroken, describe_failure
 
     failures = [_message(np.zeros(3, dtype=np.float32), np.ones(3)), _message(np.zeros(2), np.ones(3)),
                 _message([0.0, 1.0], np.ones(2)), _message(np.ones(3), np.zeros(3), like={"a known mistake": np.ones(3)}),

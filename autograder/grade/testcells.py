@@ -10,8 +10,8 @@ import functools
 import traceback
 from dataclasses import asdict, dataclass
 
-from .notebook import SourceNotebook, hidden_line_numbers
-from .sandbox.errors import StudentError, SubmissionBroken
+from ..notebook import SourceNotebook, hidden_line_numbers
+from ..sandbox.errors import StudentError, SubmissionBroken
 
 @functools.cache
 def _transformer():
@@ -62,7 +62,7 @@ def describe_failure(exc: BaseException, hidden: bool = False, tainted: bool = F
     have kept a hidden input and encode it in the choice; a fixed line leaves it only whether
     the test passed, which the score shows anyway. `hint`: the test's own hint for the line
     where the student's code raised (`hint_at`), shown after the error's message."""
-    from .testing import TestFailure        # with NumPy: not for the grading parent, which imports this module
+    from ..testing import TestFailure        # with NumPy: not for the grading parent, which imports this module
 
     if tainted or hidden:
         return AFTER_HIDDEN
@@ -167,7 +167,7 @@ def _failed_in_hidden(test, tb) -> bool:
 
 def run_test_cells(source: SourceNotebook, namespace: dict, *, on_error=None) -> list[TestResult]:
     """Run every test cell of `source` (hidden parts included) in `namespace`."""
-    from . import testing
+    from .. import testing
 
     context = testing.grading_context
     results = []

@@ -142,12 +142,8 @@ class Gradebook:
 def read_standings(gb, students, *, assignment: str, notebook_name: str, by_id: dict, terms) -> tuple[dict, dict]:
     """nbgrader's lateness and each student's standing, for `students` (graded, on the roster
     or not): submission times and extensions in, late penalties applied by the term's policy."""
-    from ..term.deadlines import extension_for
     from ..store.gradebook import apply_late_policy, standings
 
-    times = {}
-    for student in students:
-        entry = terms.entry(student)
-        times[student] = (by_id[student].submitted_at, extension_for(entry.extension if entry else None, terms.due))
+    times = {student: (by_id[student].submitted_at, terms.extension(student)) for student in students}
     lateness = apply_late_policy(gb, assignment, notebook_name, times, terms.policy) if times else {}
     return lateness, standings(gb, assignment, students=times)

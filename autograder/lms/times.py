@@ -9,7 +9,7 @@ import stat
 import struct
 import time
 import zipfile
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -18,7 +18,7 @@ from ..flags import Flag, flag
 
 if TYPE_CHECKING:
     from ..term.deadlines import LatePolicy
-    from .roster import Roster, Student
+    from .roster import Roster
 
 
 TIME_TXT, TIME_ZIP, TIME_MTIME = "timestamp.txt", "zip entry", "file mtime"
@@ -60,7 +60,7 @@ class Dated(Protocol):
     times: Path | None
     late_marker_hours: float
 
-    def entry(self, student: str) -> Student | None: ...
+    def extension(self, student: str) -> timedelta | None: ...
 
 
 SAME_TIMES_SECONDS = 2
@@ -175,10 +175,6 @@ def lms_times(subs: Sequence[Timed], terms: Dated) -> list[str]:
     the student's extension) plus `late_marker_hours`, so that nbgrader's lateness is that
     many hours and a per-hour or per-day policy deducts its first period. Canvas has already
     applied its due dates, overrides and extensions; it does not say by how much."""
-    from datetime import timedelta
-
-    from ..term.deadlines import extension_for
-
     notes = []
     if terms.times is not None:
         from .formats import read_times
@@ -196,8 +192,7 @@ def lms_times(subs: Sequence[Timed], terms: Dated) -> list[str]:
             continue
         sub.submitted_at = None
         if sub.lms_late and terms.due is not None:
-            entry = terms.entry(sub.student)
-            extension = extension_for(entry.extension if entry else None, terms.due) or timedelta(0)
+            extension = terms.extension(sub.student) or timedelta(0)
             sub.submitted_at = terms.due + extension + timedelta(hours=terms.late_marker_hours)
     if marked and terms.due is None:
         notes.append(f"Canvas marked {len(marked)} submission{'s' if len(marked) != 1 else ''} late, but this "

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from ..errors import CourseError
-from .deadlines import LatePolicy, parse_when
+from .deadlines import LatePolicy, extension_for, parse_when
 from ..lms.roster import Roster, Student, read_roster
 
 FILE = "term.toml"
@@ -50,6 +50,11 @@ class Terms:
     def entry(self, student: str) -> Student | None:
         """The student's roster entry; None without a roster or when the student is not on it."""
         return self.roster.get(student) if self.roster is not None else None
+
+    def extension(self, student: str) -> timedelta | None:
+        """The student's extension as the gradebook stores it (None: none, or no due date)."""
+        entry = self.entry(student)
+        return extension_for(entry.extension if entry else None, self.due)
 
     def describe(self) -> str:
         if self.due is None:

@@ -10,11 +10,9 @@ from ..flags import flag
 
 def due_of(terms, student: str):
     """The student's roster entry (None: not on it), their extension, and their due date."""
-    from .deadlines import extension_for
-
-    entry = terms.entry(student)
-    extension = extension_for(entry.extension if entry else None, terms.due)
-    return entry, extension, (terms.due + extension if terms.due is not None and extension else terms.due)
+    extension = terms.extension(student)
+    due = terms.due + extension if terms.due is not None and extension else terms.due
+    return terms.entry(student), extension, due
 
 
 def term_block(result: dict, sub, terms, late: dict, standing: dict | None) -> dict:

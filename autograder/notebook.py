@@ -197,7 +197,10 @@ def without_outputs(data) -> bytes:
     two brackets (strings included) is passed in one regular expression match. Malformed JSON
     is returned as far as it could be followed, for the parser to refuse."""
     kept: list[bytes] = []
-    size, depth, pos, copy_from, skip_depth, last_string = 0, 0, 0, 0, None, None
+    size, depth, pos = 0, 0, 0
+    copy_from: int | None = 0             # where the bytes being kept began (None inside a skipped value)
+    skip_depth: int | None = None         # the depth of the value being skipped
+    last_string: bytes | None = None      # the last short string: a key, when a colon follows
     while True:
         m = _STRUCTURE.search(data, pos)
         if m is None:
@@ -218,7 +221,9 @@ def without_outputs(data) -> bytes:
                 if depth == skip_depth:
                     skip_depth, copy_from = None, pos
                     continue
-            pos = _SKIP_RUN.match(data, pos).end()    # strings and text up to the next bracket
+            run = _SKIP_RUN.match(data, pos)          # strings and text up to the next bracket
+            assert run is not None                    # (the pattern matches the empty string too)
+            pos = run.end()
             continue
         if token == b":":
             if depth == 3 and last_string in _SKIPPED_KEYS:
@@ -389,4 +394,4 @@ def cells_to_run(source: SourceNotebook, submission) -> list[str]:
 
 
 def assignment_ids(submission) -> set[str]:
-    return {nbgrader_meta(c).get("grade_id") for c in submission.cells if nbgrader_meta(c).get("grade_id")}
+    return {gid for c in submission.cells if (gid := nbgrader_meta(c).get("grade_id"))}

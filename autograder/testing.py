@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from types import FrameType
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -90,7 +91,7 @@ def called_from_hidden_region() -> bool:
     ctx = grading_context
     if not ctx.current_file:
         return False
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_filename == ctx.current_file and frame.f_lineno in ctx.hidden_lines:
             return True
@@ -365,7 +366,7 @@ class _InputGuard:
                 raise modified_input_failure(changed)
             return result
 
-        call.__wrapped_by_guard__ = fn
+        call.__wrapped_by_guard__ = fn  # type: ignore[attr-defined]  # a mark on the function, read with getattr
         return call
 
 
@@ -383,12 +384,13 @@ class _VisibleTotal:
         self.max: dict[str, float] = {}
         self.passed: dict[str, dict[str, float]] = {}
 
-    def _load(self) -> None:
+    def _load(self) -> dict[str, tuple[str, str, float]]:
+        """The released notebooks' test cells, by source: (assignment, grade_id, points)."""
         import json
 
         from .course import ROOT
 
-        self.cells = {}
+        self.cells = found = {}
         for path in sorted((ROOT / "exercises").glob("*/*.ipynb")):
             try:
                 cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -400,17 +402,16 @@ class _VisibleTotal:
                     source = cell.get("source", "")
                     source = "".join(source) if isinstance(source, list) else str(source)
                     points = float(meta.get("points") or 0)
-                    self.cells[source.strip()] = (path.stem, str(meta.get("grade_id")), points)
+                    found[source.strip()] = (path.stem, str(meta.get("grade_id")), points)
                     self.max[path.stem] = self.max.get(path.stem, 0.0) + points
+        return found
 
     def post(self, result=None) -> None:
         info = getattr(result, "info", None)
         source = (getattr(info, "raw_cell", "") or "").strip()
         if grading_context.trusted or "expect_" not in source and "run_probe" not in source:
             return
-        if self.cells is None:
-            self._load()
-        known = self.cells.get(source)
+        known = (self.cells if self.cells is not None else self._load()).get(source)
         if known is None:
             return
         assignment, grade_id, points = known

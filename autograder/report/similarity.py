@@ -136,8 +136,13 @@ def possible_copying(digests: dict[str, str | None], answers: dict[str, dict[str
 
     template = Student(templates)
     graded = set(template.defs)
-    given = {ast.dump(s) for key, code in template.texts.items() for node in parse(code).body
-             if isinstance(node, DEFS) for s in ast.walk(node) if isinstance(s, ast.stmt) and not isinstance(s, DEFS)}
+    given: set[str] = set()          # the statements the released template's functions already hold
+    for code in template.texts.values():
+        tree = parse(code)
+        assert tree is not None         # Student.texts holds only code that parsed
+        for node in tree.body:
+            if isinstance(node, DEFS):
+                given |= {ast.dump(s) for s in ast.walk(node) if isinstance(s, ast.stmt) and not isinstance(s, DEFS)}
     pruner = Pruner(given)
     solution = Student(solutions or {})
     alphabet: dict[str, str] = {}

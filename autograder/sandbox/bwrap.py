@@ -55,7 +55,10 @@ def bwrap_command(python: str, privileged: bool, control_fd: int | None, warm: s
     # worktree sharing one) would otherwise name a path the sandbox does not have.
     if Path(python).parent.resolve() == prefix / "bin":
         python = str(prefix / "bin" / Path(python).name)
-    cmd = [bwrap_path(), "--die-with-parent", "--new-session",
+    bwrap = bwrap_path()
+    if bwrap is None:      # the callers ask first (sandbox_problem, Sandbox.launch)
+        raise FileNotFoundError("bubblewrap (bwrap) is not installed")
+    cmd = [bwrap, "--die-with-parent", "--new-session",
            "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
            "--hostname", "sandbox", "--clearenv"]
     if privileged:

@@ -74,7 +74,7 @@ def _shell():
             plain = None if customised else plain_python(raw_cell)
             return full(raw_cell) if plain is None else plain
 
-        shell.transform_cell = transform_cell
+        shell.transform_cell = transform_cell  # type: ignore[method-assign]  # this shell's own, on purpose
     if "should_run_async" not in vars(shell):
         full_async = shell.should_run_async
 
@@ -87,7 +87,7 @@ def _shell():
             return full_async(raw_cell, transformed_cell=transformed_cell,
                               preprocessing_exc_tuple=preprocessing_exc_tuple)
 
-        shell.should_run_async = should_run_async
+        shell.should_run_async = should_run_async  # type: ignore[method-assign]  # this shell's own
     return shell
 
 
@@ -222,7 +222,7 @@ def _run(shell, header: dict, blobs: list[bytes], step_seconds: float) -> dict:
             f.write(blobs[0] if blobs else b"")
     except OSError:
         pass
-    outcomes = []
+    outcomes: list[str | None] = []
     full = False
     for index, source in enumerate(header["cells"]):
         try:

@@ -18,11 +18,17 @@ import resource
 import signal
 import socket
 import sys
+from typing import TypedDict
+
+
+class Scratch(TypedDict):
+    root: str           # the folder a submission may write in
+    sandboxed: bool     # False in unsafe mode (no sandbox around the zygote)
 
 
 # Where a submission may write: the sandbox's private tmpfs. Without the sandbox (unsafe
 # mode) the grader passes a private temporary folder instead, never the host's /tmp.
-SCRATCH = {"root": "/scratch", "sandboxed": True}
+SCRATCH: Scratch = {"root": "/scratch", "sandboxed": True}
 
 
 def _workdir() -> str:

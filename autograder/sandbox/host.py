@@ -94,7 +94,8 @@ class Sandbox:
     def __init__(self, slot: int = 0, limits: Limits | None = None, unsafe: bool = False,
                  warm: tuple[str, ...] = ("numpy", "torch"), template=None):
         self.limits, self.unsafe = limits or Limits(), unsafe
-        self.slot, self._slot_lock = claim_slot(slot)     # `slot`: the one preferred
+        self.slot, lock = claim_slot(slot)     # `slot`: the one preferred
+        self._slot_lock: int | None = lock
         self.template = template          # a template.Template: zygotes are forked, not started
         self.zygote_pid: int | None = None
         self._holder_info: int | None = None    # bubblewrap's --info-fd, until its holder is joined
@@ -188,23 +189,25 @@ class Sandbox:
         """Ask now for the zygote of a sandbox `launch` started (`wait_ready` asks if this
         was not called): the caller has more to do while the zygote joins the sandbox."""
         if self._holder_info is not None:
+            info_r, self._holder_info = self._holder_info, None
             try:
-                self._join_holder()
+                self._join_holder(info_r)
             except SandboxUnavailable as exc:
                 self._join_failed = exc        # wait_ready decides what to do
 
-    def _join_holder(self) -> None:
-        """The launched bubblewrap's holder, once the sandbox is built, and the zygote the
-        template forks into it."""
-        info_r, self._holder_info = self._holder_info, None
+    def _join_holder(self, info_r: int) -> None:
+        """The launched bubblewrap's holder (`info_r`: its --info-fd), once the sandbox is
+        built, and the zygote the template forks into it."""
         with os.fdopen(info_r, "rb") as info:
             holder = json.loads(info.read(4096) or b"{}").get("child-pid")
-        if self.proc.stdout.readline() != b"ready\n" or not isinstance(holder, int):
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None      # _launch_forked's, with its pipes
+        if proc.stdout.readline() != b"ready\n" or not isinstance(holder, int):
             try:
-                self.proc.wait(timeout=5)       # bubblewrap said why on stderr, and ended
-                err = self.proc.stderr.read().decode(errors="replace")[-500:]
+                proc.wait(timeout=5)       # bubblewrap said why on stderr, and ended
             except subprocess.TimeoutExpired:
-                err = ""
+                pass
+            err = self._stderr_tail()
             self.kill()
             raise SandboxUnavailable(f"the sandbox did not start: {err.strip()}")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -239,7 +242,7 @@ class Sandbox:
         try:
             header, _ = self._recv_control(timeout=120)
         except Exception as exc:
-            err = self.proc.stderr.read().decode(errors="replace")[-500:] if self.proc.poll() is not None else ""
+            err = self._stderr_tail()
             self.kill()
             raise SandboxUnavailable(f"the sandbox did not start ({exc}) {err.strip()}") from None
         if header.get("op") != "ready":
@@ -247,6 +250,14 @@ class Sandbox:
             why = protocol.clean_text(str(header.get("error", "")), 500)
             raise SandboxUnavailable("the sandbox did not start" + (f": {why}" if why else ""))
         self.one_submission, self.spent = not self.unsafe and header.get("isolated") is not True, False
+
+    def _stderr_tail(self) -> str:
+        """The end of what bubblewrap (or the unsafe zygote) wrote to stderr, once it has
+        ended; "" while it runs (a read would wait for its end)."""
+        proc = self.proc
+        if proc is None or proc.stderr is None or proc.poll() is None:
+            return ""
+        return proc.stderr.read().decode(errors="replace")[-500:]
 
     def kill(self) -> None:
         if self.proc is not None:
@@ -283,9 +294,16 @@ class Sandbox:
             os.close(self._slot_lock)
             self._slot_lock = None
 
+    def _control(self) -> socket.socket:
+        """The socket to the zygote, which `launch` made and `kill` closes."""
+        if self.control is None:
+            raise SandboxUnavailable("the sandbox is not running")
+        return self.control
+
     def _recv_control(self, timeout: float):
-        self.control.settimeout(timeout)
-        return protocol.recv(self.control, deadline=time.monotonic() + timeout)
+        control = self._control()
+        control.settimeout(timeout)
+        return protocol.recv(control, deadline=time.monotonic() + timeout)
 
     # ------------------------------------------------------------------ sessions
     def session(self, notebook: bytes, notebook_name: str, cells: list[str], names: list[str]) -> "Session":
@@ -298,7 +316,7 @@ class Sandbox:
         limits = asdict(self.limits)
         limits["step_seconds"] = self.limits.step
         request = {"op": "session", "uid": 60000 + self.slot, "limits": limits}
-        socket.send_fds(self.control, [json.dumps(request).encode()], [theirs.fileno(), meter_theirs.fileno()])
+        socket.send_fds(self._control(), [json.dumps(request).encode()], [theirs.fileno(), meter_theirs.fileno()])
         theirs.close()
         meter_theirs.close()
         return Session(self, ours, notebook, notebook_name, cells, names, meter)

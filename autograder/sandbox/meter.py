@@ -134,7 +134,7 @@ class Meter:
         self.sample()
         self._full_count()
         hwm = self._hwm()
-        if not self.ok or None in (hwm, self.hwm_start):
+        if not self.ok or hwm is None or self.hwm_start is None:
             return {"ok": False}
         return {"ok": True, "rise": max(0, hwm - self.hwm_start), "started": len(self.new),
                 "touched": self.touched + max(0, self.stored - self.stored_start)}

@@ -21,6 +21,7 @@ import math
 import socket
 import struct
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -110,8 +111,14 @@ def encode(value: Any) -> tuple[Any, list[bytes]]:
             if id(v) in seen:
                 raise ValueError("value contains itself")
             seen.add(id(v))
-            base = dict if isinstance(v, dict) else tuple if isinstance(v, tuple) else list
-            items = list(dict.items(v)) if base is dict else list(base.__iter__(v))
+            # the base types' own methods: a subclass's items or __iter__ never runs here
+            base: type = dict if isinstance(v, dict) else tuple if isinstance(v, tuple) else list
+            if isinstance(v, dict):
+                items: list = list(dict.items(v))
+            elif isinstance(v, tuple):
+                items = list(tuple.__iter__(v))
+            else:
+                items = list(list.__iter__(v))
             if len(items) > MAX_ITEMS:
                 raise ValueError("too many items")
             if base is dict:
@@ -203,14 +210,14 @@ def _array(tag: str, body: dict, blobs: list[bytes]) -> Any:
 
 
 # ---------------------------------------------------------------------------- framing
-def pack(header: dict, blobs: list[bytes] = ()) -> bytes:
+def pack(header: dict, blobs: Sequence[bytes] = ()) -> bytes:
     header = dict(header, blobs=[len(b) for b in blobs])
     head = json.dumps(header, allow_nan=False).encode()
     body = struct.pack(">I", len(head)) + head + b"".join(blobs)
     return struct.pack(">Q", len(body)) + body
 
 
-def send(sock: socket.socket, header: dict, blobs: list[bytes] = ()) -> None:
+def send(sock: socket.socket, header: dict, blobs: Sequence[bytes] = ()) -> None:
     sock.sendall(pack(header, blobs))
 
 

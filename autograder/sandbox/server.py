@@ -151,7 +151,7 @@ def _child(sock: socket.socket, request: dict, uid: int | None, hand_over: socke
 
 def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch") -> None:
     if scratch is not None:
-        SCRATCH.update(root=scratch, sandboxed=False)
+        SCRATCH.update({"root": scratch, "sandboxed": False})
     control = socket.socket(fileno=control_fd)
     _warm_imports(warm)
     # Inside bubblewrap as root: hand each submission its own unprivileged uid. In unsafe
@@ -207,6 +207,7 @@ def zygote(control_fd: int, scratch: str | None = None, warm: str = "numpy,torch
         if not SCRATCH["sandboxed"]:
             _sweep_unsafe(pid, uid)
         code = _status_code(status)
+        outcome: dict[str, str | int]
         if code > 128:
             try:
                 outcome = {"signal": signal.Signals(code - 128).name}

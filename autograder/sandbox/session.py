@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from collections.abc import Sequence
 
 from .cgroups import MemoryCounter
 from .errors import StudentError, SubmissionBroken
@@ -50,10 +51,11 @@ class Session:
             self.box.kill()
             self._fail("the notebook's process did not run its cells (it sent an invalid reply)")
             return
-        cells = reply.get("cells") if isinstance(reply.get("cells"), list) else []
-        names = reply.get("names") if isinstance(reply.get("names"), dict) else {}
-        self.cell_errors = [None if e is None else protocol.clean_text(str(e), 300) for e in cells]
-        self.names = {protocol.clean_text(str(k), 200): str(v) for k, v in names.items()
+        ran, found = reply.get("cells"), reply.get("names")
+        ran = ran if isinstance(ran, list) else []
+        found = found if isinstance(found, dict) else {}
+        self.cell_errors = [None if e is None else protocol.clean_text(str(e), 300) for e in ran]
+        self.names = {protocol.clean_text(str(k), 200): str(v) for k, v in found.items()
                       if v in ("callable", "value", "missing")}
 
     def __enter__(self) -> "Session":
@@ -68,7 +70,7 @@ class Session:
             self.broken = reason
         return SubmissionBroken(self.broken)
 
-    def _request(self, header: dict, blobs: list[bytes] = ()) -> tuple[dict, list[bytes]]:
+    def _request(self, header: dict, blobs: Sequence[bytes] = ()) -> tuple[dict, list[bytes]]:
         if self.broken:
             raise SubmissionBroken(self.broken)
         remaining = self.deadline - time.monotonic()
@@ -115,9 +117,11 @@ class Session:
 
     def _result(self, reply: dict, blobs: list[bytes]):
         if not reply.get("ok"):
-            error = reply.get("error") if isinstance(reply.get("error"), dict) else {}
-            types = error.get("types") if isinstance(error.get("types"), list) else []
-            types = [protocol.clean_text(str(t), 100) for t in types][:10] or ["Exception"]
+            error = reply.get("error")
+            error = error if isinstance(error, dict) else {}
+            raised = error.get("types")
+            raised = raised if isinstance(raised, list) else []
+            types = [protocol.clean_text(str(t), 100) for t in raised][:10] or ["Exception"]
             raise StudentError(types, protocol.clean_text(str(error.get("message", "")), 2000))
         try:
             return protocol.decode(reply.get("value"), blobs)
@@ -153,11 +157,11 @@ class Session:
         marked = self._meter({"op": "mark"})       # the zygote ends the submission's other processes
         cgroup = self.box.cgroup.memory if self.box.cgroup is not None else None
         counter = MemoryCounter(cgroup) if cgroup else None
-        counted = counter is not None and counter.start()
+        counting = counter if counter is not None and counter.start() else None
         try:
             reply = self._invoke({"op": "probe", "probe": probe, "target": target}, args, kwargs)
         finally:
-            kernel = counter.rise() if counted else None
+            kernel = counting.rise() if counting is not None else None
         numbers = self._meter({"op": "read"}) if marked.get("ok") else {"ok": False}
         if numbers.get("ok") and kernel is not None:
             # the kernel's count of the whole sandbox: memory in any process, file or buffer

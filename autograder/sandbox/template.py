@@ -41,6 +41,7 @@ import signal
 import socket
 import struct
 import sys
+from collections.abc import Sequence
 
 from . import confine, server
 
@@ -89,7 +90,7 @@ class Template:
         theirs.close()
         return cls(ours, pid)
 
-    def _ask(self, request: dict, fds: list[int] = ()) -> int:
+    def _ask(self, request: dict, fds: Sequence[int] = ()) -> int:
         socket.send_fds(self.sock, [json.dumps(request).encode()], list(fds))
         reply = self.sock.recv(8)
         if len(reply) != 8:

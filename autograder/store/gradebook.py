@@ -80,6 +80,7 @@ def open_gradebook(url: str):
             if attempt == ATTEMPTS - 1:
                 raise CourseError(f"cannot open the gradebook {safe_url(url)}: {str(exc).splitlines()[0]}") from None
             _pause(attempt)
+    assert gb is not None           # every attempt but the last pauses on failure; the last raises
     try:
         yield gb
     finally:

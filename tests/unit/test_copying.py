@@ -223,6 +223,18 @@ def test_code_that_defeats_the_parser_leaves_only_its_author_out():
     assert reported(found) == [("ann", "ben"), ("dee", "eve")]
 
 
+def test_a_released_cell_that_does_not_parse_still_lets_copies_be_found():
+    """The instructor's released answer cell with a syntax error: that cell gives no template
+    statements to set aside, and the copies are found as with a clean release."""
+    from autograder.report.similarity import possible_copying
+
+    gid = next(iter(TEMPLATES))
+    broken = dict(TEMPLATES, **{gid: TEMPLATES[gid] + "\n    def (:\n"})
+    answers = {"ann": notebook(ANN_DOT, ANN_SOFTMAX), "ben": notebook(BEN_DOT, BEN_SOFTMAX), "cy": notebook()}
+    found = possible_copying({s: s for s in answers}, answers, broken, SOLUTIONS)
+    assert reported(found) == [("ann", "ben")]
+
+
 def test_a_notebook_that_defeats_the_json_parser_is_no_code(tmp_path):
     from autograder.report.similarity import notebook_code
 

@@ -207,7 +207,8 @@ class LocalCluster:
         self.file = self.folder / "scheduler.json"
         env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
         dask = str(Path(sys.executable).parent / "dask")
-        common: dict[str, Any] = dict(cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        common: dict[str, Any] = dict(cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
         self.procs = [subprocess.Popen([sys.executable, dask, "scheduler", "--no-dashboard", "--port", "0",
                                         "--host", "127.0.0.1", "--scheduler-file", str(self.file)], **common)]
         deadline = time.time() + 60

@@ -63,6 +63,36 @@ def pytest_configure(config):
         if "_nodeid" not in inspect.getsource(Node.nodeid.fget):
             raise pytest.UsageError(f"pytest {pytest.__version__} ignores pytest-xdist's --dist loadgroup "
                                     "(tests would not be grouped): install the versions in requirements.txt")
+    if not hasattr(config, "workerinput"):
+        _enough_disk(config)
+
+
+# What the book build, the graded classes and the browser tests write while the whole suite
+# runs: about 0.5 GiB at its peak (free space sampled every 20 s through a clean clone's
+# `make test`, 2026-11-28). A full disk fails a thousand tests with errors that do not say
+# why (a CI run did, with 161 MiB free); below four times that, one line says so instead.
+DISK_NEEDED = 2 << 30
+
+
+def _free_space(config) -> list[tuple[str, int]]:
+    """Free bytes where the run writes: its temporary files and the checkout (_build/)."""
+    base = Path(config.option.basetemp).parent if config.option.basetemp else Path(tempfile.gettempdir())
+    while not base.exists():
+        base = base.parent
+    return [(str(where), shutil.disk_usage(where).free) for where in (base, ROOT)]
+
+
+def _enough_disk(config) -> None:
+    only_units = all(Path(arg.split("::")[0]).resolve().is_relative_to(ROOT / "tests" / "unit") for arg in config.args)
+    short = [(where, free) for where, free in _free_space(config) if free < DISK_NEEDED]
+    if short and not only_units:
+        where, free = short[0]
+        raise pytest.UsageError(f"only {free / 2**20:.0f} MiB free on the disk of {where}: the whole suite needs "
+                                f"about {DISK_NEEDED >> 30} GiB (the book build, graded classes); free some and run again")
+
+
+def pytest_report_header(config):
+    return "free disk space: " + ", ".join(f"{free / 2**30:.1f} GiB in {where}" for where, free in _free_space(config))
 
 
 def build_book() -> subprocess.CompletedProcess:

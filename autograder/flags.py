@@ -84,13 +84,6 @@ class Flag:
         return asdict(self)
 
 
-def all_flags(result: dict) -> list[dict]:
-    """A result's flags: its grading's and its term's (lateness, roster)."""
-    from .records import Result
-
-    return Result.of(result).all_flags
-
-
 def flag(code: str, **fields: object) -> Flag:
     template, visible = _MESSAGES[code]
     return Flag(code, template.format(**fields), visible)

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from ..flags import Flag, all_flags
+from ..flags import Flag
+from ..records import Result
 
 
 @dataclass
@@ -59,7 +60,7 @@ def plan(seen: list[Seen], key: str, *, regrade: bool = False, students: Collect
         old = s.old
         if old is not None:
             out.earlier[s.student] = old.get("digest")
-        chosen = s.student in students or (flagged and old is not None and bool(all_flags(old)))
+        chosen = s.student in students or (flagged and old is not None and bool(Result.of(old).all_flags))
         if partial and not chosen:
             if old is None:
                 out.ungraded.append(s.student)

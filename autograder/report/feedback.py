@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .. import course
-from ..flags import all_flags, messages
+from ..flags import messages
 from ..records import Result
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def _late_note(result: dict) -> str:
     due = f"the deadline {html.escape(term['due_text'])}"
     if term.get("extension_hours"):
         due += f" <span class='muted'>(with your extension of {term['extension_hours']:g} h)</span>"
-    if not term.get("seconds_late"):
+    if not term.late:
         return f"<p>{when}, before {due}.</p>"
     penalty = term.get("late_penalty") or 0
     cost = (f"Late penalty: <strong>&minus;{penalty:g}</strong> ({html.escape(term['late_policy'])}), "
@@ -66,7 +66,8 @@ def _late_note(result: dict) -> str:
 
 
 def student_feedback(result: dict) -> str:
-    term = Result.of(result).standing
+    res = Result.of(result)
+    term = res.standing
     manual = term.get("manual") or {}
     rows = []
     for t in result["tests"]:
@@ -88,11 +89,11 @@ def student_feedback(result: dict) -> str:
                         for cell, text in comments.items())
         said = f"<div class='comments'><strong>Comments from your instructor</strong><ul>{items}</ul></div>"
     flags = ""
-    visible = messages(result["flags"] + term.get("flags", []), student=True)
+    visible = messages(res.all_flags, student=True)
     if visible:
         items = "".join(f"<li>{html.escape(f)}</li>" for f in visible)
         flags = f"<div class='flags'><strong>Notes on your submission</strong><ul>{items}</ul></div>"
-    score = term.get("score", result["score"])
+    score = res.final_score
     body = (f"<h1>{html.escape(result['assignment'])}: feedback for {html.escape(result['student'])}</h1>"
             f"<p class='score'>Score: <strong>{score:g} / {result['max_score']:g}</strong></p>"
             f"{_late_note(result)}{said}{flags}"
@@ -154,10 +155,6 @@ def _histogram_svg(scores: list[float], max_score: float) -> str:
             + axis + "</svg>")
 
 
-def _final(r: dict) -> float:
-    return Result.of(r).final_score
-
-
 def _who(student: str, names: dict) -> str:
     """A student's id and, when known, name, escaped: both come from the student's upload or
     the roster."""
@@ -189,7 +186,7 @@ def _term_section(results: list[dict], missing: list[str], ungraded: list[str], 
 def _unmatched_section(results: list[dict], unmatched: list[str]) -> str:
     """What the download held that is nobody on the roster: files left out (an LMS download's),
     and submissions graded under an id the roster does not have."""
-    strays = [r for r in results if any(f.get("code") == "not-on-roster" for f in all_flags(r))]
+    strays = [r for r in results if not Result.of(r).standing.on_roster]
     if not unmatched and not strays:
         return ""
     rows = "".join(f"<tr><td><code>{html.escape(name)}</code></td><td>not graded</td></tr>" for name in unmatched)
@@ -248,7 +245,7 @@ def instructor_report(assignment: str, results: list[dict], missing: Sequence[st
     if not results:
         return _page(f"Report: {assignment}", f"<h1>{html.escape(assignment)}</h1><p>No submissions.</p>{term}")
     max_score = results[0]["max_score"]
-    scores = [_final(r) for r in results]
+    scores = [Result.of(r).final_score for r in results]
     mean = sum(scores) / len(scores)
     tests = results[0]["tests"]
     pass_rows = []
@@ -257,10 +254,10 @@ def instructor_report(assignment: str, results: list[dict], missing: Sequence[st
         rate = passed / len(results)
         pass_rows.append(f"<tr><td><code>{html.escape(t['grade_id'])}</code></td><td>{t['max_points']:g}</td>"
                          f"<td>{passed} / {len(results)}</td><td>{rate:.0%}</td></tr>")
-    flagged = [r for r in results if all_flags(r)]
+    flagged = [res for res in map(Result.of, results) if res.all_flags]
     flag_rows = "".join(
-        f"<tr><td>{_who(r['student'], names)}</td><td>{_final(r):g}</td><td><ul>"
-        + "".join(f"<li>{html.escape(m)}</li>" for m in messages(all_flags(r))) + "</ul></td></tr>" for r in flagged)
+        f"<tr><td>{_who(r['student'], names)}</td><td>{r.final_score:g}</td><td><ul>"
+        + "".join(f"<li>{html.escape(m)}</li>" for m in messages(r.all_flags)) + "</ul></td></tr>" for r in flagged)
     body = (f"<h1>{html.escape(assignment)}: grading report</h1>"
             f"<p>{len(results)} submissions; mean score {mean:.2f} of {max_score:g}; "
             f"{sum(1 for s in scores if s == max_score)} with full marks; {len(flagged)} flagged.</p>"

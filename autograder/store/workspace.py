@@ -3,7 +3,7 @@
     WORKSPACE/                          grading/ by default, or --workspace
       .grading.lock                     one grading run at a time
       secret.key                        seeds the tests' inputs; keep it private
-      term.toml                         the instructor's: due dates, late policy, roster (read by term.py)
+      term.toml                         the instructor's: due dates, late policy, roster (read by term/settings.py)
       gradebook.db                      nbgrader's gradebook (or --db URL; see gradebook.py)
       results/A/STUDENT.json            each student's full result, with its resume key and its
                                         standing in the term (lateness, penalty, manual scores)
@@ -199,17 +199,18 @@ class Workspace:
                     "raw_score", "late_penalty", "submitted_at", "time_source", "due", "hours_late", "flags",
                     "comments"])
         for r in results:
-            term = Result.of(r).standing
+            res = Result.of(r)
+            term = res.standing
             points = {t["grade_id"]: t["points"] for t in r["tests"]}
             points.update(term.get("manual") or {})
-            late = term.get("seconds_late") or 0
+            late = term.seconds_late
             w.writerow([r["student"], term.get("name", ""), term.get("email", ""), self.assignment,
-                        term.get("status", "graded"), f"{term.get('score', r['score']):g}", f"{r['max_score']:g}",
+                        term.get("status", "graded"), f"{res.final_score:g}", f"{r['max_score']:g}",
                         *[f"{points[t]:g}" if t in points else "" for t in tests],
                         f"{term.get('raw_score', r['score']):g}", f"{term.get('late_penalty', 0):g}",
                         term.get("submitted_at", ""), term.get("time_source", ""), term.get("due", ""),
                         f"{late / 3600:.2f}" if late else "",
-                        "; ".join(messages(r["flags"] + term.get("flags", []))),
+                        "; ".join(messages(res.all_flags)),
                         " | ".join(f"{cell}: {text}" for cell, text in (term.get("comments") or {}).items())])
         path = self.reports / "grades.csv"
         write_atomic(path, out.getvalue())

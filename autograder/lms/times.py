@@ -60,7 +60,7 @@ class Dated(Protocol):
     times: Path | None
     late_marker_hours: float
 
-    def extension(self, student: str) -> timedelta | None: ...
+    def due_for(self, student: str) -> datetime | None: ...
 
 
 SAME_TIMES_SECONDS = 2
@@ -191,9 +191,9 @@ def lms_times(subs: Sequence[Timed], terms: Dated) -> list[str]:
         if sub.lms_late is None:
             continue
         sub.submitted_at = None
-        if sub.lms_late and terms.due is not None:
-            extension = terms.extension(sub.student) or timedelta(0)
-            sub.submitted_at = terms.due + extension + timedelta(hours=terms.late_marker_hours)
+        due = terms.due_for(sub.student)
+        if sub.lms_late and due is not None:
+            sub.submitted_at = due + timedelta(hours=terms.late_marker_hours)
     if marked and terms.due is None:
         notes.append(f"Canvas marked {len(marked)} submission{'s' if len(marked) != 1 else ''} late, but this "
                      "assignment has no due date here: no penalty applied (set due in term.toml)")

@@ -56,6 +56,11 @@ class Terms:
         entry = self.entry(student)
         return extension_for(entry.extension if entry else None, self.due)
 
+    def due_for(self, student: str) -> datetime | None:
+        """The student's due date: the assignment's, moved by their extension."""
+        extension = self.extension(student)
+        return self.due + extension if self.due is not None and extension else self.due
+
     def describe(self) -> str:
         if self.due is None:
             return "no deadline"

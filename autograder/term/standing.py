@@ -10,9 +10,7 @@ from ..flags import flag
 
 def due_of(terms, student: str):
     """The student's roster entry (None: not on it), their extension, and their due date."""
-    extension = terms.extension(student)
-    due = terms.due + extension if terms.due is not None and extension else terms.due
-    return terms.entry(student), extension, due
+    return terms.entry(student), terms.extension(student), terms.due_for(student)
 
 
 def term_block(result: dict, sub, terms, late: dict, standing: dict | None) -> dict:

@@ -25,8 +25,8 @@ class Settled:
 class Gradebook:
     """nbgrader's gradebook, in a thread of its own: importing nbgrader (about a second),
     creating or opening the database and every write happen while the workers grade. Jobs
-    run in order on the thread's one connection: `later` queues one, `now` waits for its
-    answer. A gradebook that cannot be opened stops the run at the next student, in one line."""
+    run in order on the thread's one connection: `later` queues one. A gradebook that cannot
+    be opened stops the run at the next student, in one line."""
 
     def __init__(self, url: str, assignment: str, source, terms, standings):
         from concurrent.futures import ThreadPoolExecutor
@@ -70,7 +70,7 @@ class Gradebook:
         self._jobs.append(self._thread.submit(self._job, fn, *args))
 
     # Scores are written in batches: every `BATCH_SECONDS`, or `BATCH_SIZE` students,
-    # whichever comes first, and before anything reads the gradebook back (`now`, `close`).
+    # whichever comes first, and before anything reads the gradebook back (`close`).
     # A batch costs a commit (a disk flush) and a few queries: one per student made the
     # gradebook thread the grading parent's largest user of CPU. (A result is saved in the
     # workspace, flushed, once its batch has been written and read back: a run stopped before
@@ -114,10 +114,6 @@ class Gradebook:
         while self._settled:
             out.append(self._settled.popleft())
         return out
-
-    def now(self, fn, *args):
-        self._write_pending()
-        return self._thread.submit(self._job, fn, *args).result()
 
     def close(self) -> None:
         """Write what is queued and wait for every write; raise the first that failed, then

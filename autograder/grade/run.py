@@ -18,8 +18,8 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+import functools
 from typing import Any
-from functools import partial
 from pathlib import Path
 
 from .. import course
@@ -35,6 +35,7 @@ from ..notebook import NotebookError, SourceNotebook, load_source, nbgrader_meta
 from ..sandbox.host import Limits, bwrap_path, sandbox_problem
 from ..lms.submissions import Submission, collect
 from ..lms.times import TIME_SAME, lms_times
+from ..store.gradebook import safe_url
 from ..store.workspace import Workspace
 from ..records import Result
 from ..term.standing import absent_row, term_block
@@ -195,12 +196,6 @@ def _cluster_settings(cluster: str | None, tls: dict | None, terms, unsafe: bool
     return {"address": str(address), "tls": files}
 
 
-def _safe_url(url: str) -> str:
-    from ..store.gradebook import safe_url
-
-    return safe_url(url)
-
-
 # ------------------------------------------------------------------------ main entry
 def grade(assignment: str, submissions_path: Path, *, workers: int | None = None,
           workspace: Path | None = None, db_url: str | None = None, limits: Limits | None = None,
@@ -295,7 +290,7 @@ def _grade(pool, run: _Run, limits, regrade: bool, flagged: bool, quiet: bool) -
     started = time.time()
     url = run.terms.db or run.ws.default_db_url()
     book = Gradebook(url, run.assignment, run.source, run.terms,
-                     partial(read_standings, assignment=run.assignment, notebook_name=run.notebook_name,
+                     functools.partial(read_standings, assignment=run.assignment, notebook_name=run.notebook_name,
                              by_id=run.by_id, terms=run.terms))        # opens while the workers warm up
     book.opened.add_done_callback(lambda _: run.phases.mark("gradebook open"))
     try:
@@ -314,7 +309,6 @@ def _grade(pool, run: _Run, limits, regrade: bool, flagged: bool, quiet: bool) -
         _grade_all(pool, book, run, todo, key, chosen.earlier, data, quiet)                 # step 3
         pool.release()                      # their sandboxes come down while the last batch is written
         book.close()                        # writes and reads back the last batch; raises if any failed
-        _record(run, book.settled())
         run.phases.mark("gradebook written")
     finally:
         pool.close()
@@ -415,7 +409,7 @@ def _report(run: _Run, chosen, todo: list, started: float, workers: int, url: st
     run.phases.mark("reports written")
     summary = _summary(run, chosen, todo, graded_rows, missing, absent, dropped, started, workers)
     summary.grades_csv, summary.report, summary.feedback_dir = str(csv_path), str(report), str(ws.feedback_dir)
-    summary.db_url = _safe_url(url)
+    summary.db_url = safe_url(url)
     return summary
 
 

@@ -68,10 +68,6 @@ class LmsFile:
     shared: list[str] = field(default_factory=list)    # other entries with the same id (names differ)
 
 
-def _ipynbs(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.suffix == ".ipynb" and not p.name.startswith("."))
-
-
 def detect(folder: Path) -> str | None:
     """'canvas', 'moodle' or None (folders named by student id) for an unpacked download:
     the layout most of its top-level entries follow. Canvas names every file it zips

@@ -112,13 +112,14 @@ def encode(value: Any) -> tuple[Any, list[bytes]]:
                 raise ValueError("value contains itself")
             seen.add(id(v))
             # the base types' own methods: a subclass's items or __iter__ never runs here
-            base: type = dict if isinstance(v, dict) else tuple if isinstance(v, tuple) else list
+            base: type
+            items: list
             if isinstance(v, dict):
-                items: list = list(dict.items(v))
+                base, items = dict, list(dict.items(v))
             elif isinstance(v, tuple):
-                items = list(tuple.__iter__(v))
+                base, items = tuple, list(tuple.__iter__(v))
             else:
-                items = list(list.__iter__(v))
+                base, items = list, list(list.__iter__(v))
             if len(items) > MAX_ITEMS:
                 raise ValueError("too many items")
             if base is dict:

@@ -7,7 +7,7 @@ personal due date and time), and for the LMS exports `lms_id` (Canvas's numeric 
 `login` (Canvas's SIS Login ID) and `section`. Anything else is refused, so a misspelt
 column never silently drops extensions. Errors name the file and line.
 
-An LMS's own export is read as it is downloaded, recognised by its header (lms.py lists
+An LMS's own export is read as it is downloaded, recognised by its header (formats.py lists
 them): Canvas's gradebook export (id: SIS User ID, else SIS Login ID, else Canvas's ID;
 lms_id: Canvas's ID), Moodle's grading worksheet (id: the e-mail address; lms_id: the
 participant number of "Participant N") and Moodle's gradebook export or participants table

@@ -142,7 +142,7 @@ class Collected(list[Submission]):
 def collect(path: Path, assignment: str, scratch: Path | None = None, roster: Roster | None = None) -> Collected:
     """Every student's submission under `path` (a folder or a .zip), sorted by student id.
     Whatever one student's folder holds, it becomes that student's result: never an error
-    for the class. A Canvas or Moodle download is recognised by its names (lms.py) and
+    for the class. A Canvas or Moodle download is recognised by its names (formats.py) and
     mapped to the roster's students; a download whose entries mostly match nobody on the
     roster is refused before anything is graded."""
     from . import formats as lms

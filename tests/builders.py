@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from autograder.notebook import hidden_parts, load_source, solution_parts, strip_hidden
-from tests.conftest import ROOT, SANDBOX, run_grade, source_path, student_folder
+from tests.conftest import ROOT, run_grade, sandbox_works, source_path, student_folder
 
 A = "02_similarity"
 MAX = 11.0
@@ -179,7 +179,7 @@ def grade_attackers_then_controls(assignment: str, mode: str, tmp_path_factory, 
     as `mode` grades (MODES): the module-scoped `graded` fixtures of test_adversarial.py and
     test_adversarial_chapters.py. `build(submissions, workspace)` writes each student's
     folder; what it returns comes back as the last of (proc, submissions, workspace, built)."""
-    if not SANDBOX:
+    if not sandbox_works():
         pytest.skip("bubblewrap cannot run here")
     if mode == "root" and os.geteuid() != 0:
         pytest.skip("grading as root needs root")

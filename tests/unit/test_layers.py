@@ -90,12 +90,16 @@ def test_no_module_imports_in_a_circle():
         " <-> ".join(c) for c in found)
 
 
-# The sandbox speaks plain data and knows nothing of tests or grading; the course and the
-# versions know nothing of a grading run (issue 39 item 3).
+# The sandbox speaks plain data and knows nothing of tests or grading; the workspace, the
+# course and the versions know nothing of a grading run (issue 39 item 3): the workspace
+# stores results and reads them through records, and names the sandbox's limits (for typing).
 MAY_IMPORT = {
     "autograder.sandbox": {"autograder.probes", "autograder.jsontext", "autograder.errors"},
     "autograder.course": {"autograder.errors", "autograder.versions", "autograder.notebook", "autograder.jsontext"},
     "autograder.versions": set(),
+    "autograder.store.workspace": {"autograder.course", "autograder.flags", "autograder.store.spreadsheet",
+                                   "autograder.versions", "autograder.errors", "autograder.jsontext",
+                                   "autograder.records", "autograder.sandbox.host"},
 }
 
 # The package's layers, bottom up. A module imports from its own layer or below, never above;
